@@ -1,0 +1,34 @@
+"""teachgrad: PyTorch's autograd rebuilt small and readable, on top of torch tensors.
+
+    import teachgrad as tg
+    p = tg.tensor(3.0, requires_grad=True)
+    q = tg.tensor(5.0, requires_grad=True)
+    s = tg.tensor(2.0, requires_grad=True)
+    t = (p + q) * s          # Variable(16., grad_fn=<MulBackward0>)
+    t.backward()             # p.grad, q.grad: 2.   s.grad: 8.
+"""
+from torch import (bfloat16, bool, device, double, dtype, float16, float32, float64, int32, int64, long,
+                   manual_seed, Size)
+from torch import float as float  # noqa: A001  (torch's name for float32)
+
+from . import autograd, check, engine, nn, ops
+from .engine import grad
+from .factories import (arange, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
+                        randint, randn, randn_like, tensor, zeros, zeros_like)
+from .function import Function, once_differentiable
+from .functional import (abs, add, allclose, cat, clamp, cos, div, exp, flatten, is_tensor, log, matmul, max, maximum,
+                         mean, min, minimum, mm, mul, neg, pow, relu, reshape, sigmoid, sin, sqrt, square, squeeze,
+                         stack, sub, sum, t, tanh, transpose, unsqueeze, where)
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .variable import Variable
+
+Tensor = Variable
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name == "viz":  # imported on first use: it needs the graphviz package
+        import importlib
+        return importlib.import_module(".viz", __name__)
+    raise AttributeError(f"module 'teachgrad' has no attribute '{name}'")

@@ -1,0 +1,58 @@
+"""Making Variables, mirroring torch's factory functions: `tg.tensor`, `tg.ones`, `tg.randn`, ...
+
+Each takes torch's arguments plus `requires_grad`, and returns a leaf Variable.
+"""
+import functools
+
+import torch
+
+from .variable import Variable
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new leaf Variable holding a copy of `data` (a number, a nested list, a tensor)."""
+    if isinstance(data, Variable):
+        data = data.data
+    if isinstance(data, torch.Tensor):
+        data = data.detach().clone().to(device=device, dtype=dtype)
+    else:
+        data = torch.tensor(_plain(data), dtype=dtype, device=device)
+    return Variable(data, requires_grad=requires_grad)
+
+
+def _plain(data):
+    if isinstance(data, Variable):
+        return data.data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_plain(d) for d in data]
+    return data
+
+
+def _factory(torch_fn):
+    """Wrap a torch factory so it returns a leaf Variable and takes `requires_grad`."""
+
+    @functools.wraps(torch_fn)
+    def make(*args, requires_grad=False, **kwargs):
+        args = tuple(a.data if isinstance(a, Variable) else a for a in args)
+        return Variable(torch_fn(*args, **kwargs), requires_grad=requires_grad)
+
+    make.__doc__ = f"Like torch.{torch_fn.__name__}, returning a leaf Variable."
+    return make
+
+
+zeros = _factory(torch.zeros)
+ones = _factory(torch.ones)
+full = _factory(torch.full)
+empty = _factory(torch.empty)
+eye = _factory(torch.eye)
+arange = _factory(torch.arange)
+linspace = _factory(torch.linspace)
+randn = _factory(torch.randn)
+rand = _factory(torch.rand)
+randint = _factory(torch.randint)
+zeros_like = _factory(torch.zeros_like)
+ones_like = _factory(torch.ones_like)
+full_like = _factory(torch.full_like)
+randn_like = _factory(torch.randn_like)
+rand_like = _factory(torch.rand_like)
+from_numpy = _factory(torch.from_numpy)

@@ -1,0 +1,332 @@
+"""Functions and the graph nodes they leave behind.
+
+A `Function` is an op: a `forward` that computes on plain torch tensors and a `backward` that
+turns the gradients of the outputs into gradients of the inputs, side by side in one class.
+`Function.apply` runs forward and, when grad mode is on and an input requires grad, records a
+node of the backward graph. As in torch, that node *is* the `ctx` forward was given:
+
+    class Square(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return 2 * x * grad_output
+
+    y = Square.apply(v)              # y.grad_fn is a SquareBackward node
+"""
+import functools
+import itertools
+
+import torch
+
+from . import grad_mode
+
+_sequence_nr = itertools.count()
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class Node:
+    """A node of the backward graph: gets the gradients of its outputs, returns those of its inputs.
+
+    `next_functions` holds one `(node, input_nr)` edge per input: where each input gradient goes.
+    """
+
+    next_functions = ()
+    _num_outputs = 1
+    _pre_hooks = None       # {output_nr: [fn(grad) -> grad or None]}: tensor hooks, retain_grad
+    _post_hooks = None      # [fn(grad_inputs, grad_outputs)]: node hooks, called after it ran
+    _sequence_nr = 0
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{type(self).__name__}>"
+
+    def register_hook(self, fn):
+        """Call `fn(grad_inputs, grad_outputs)` each time this node has run."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return RemovableHandle(self._post_hooks, fn)
+
+    def _register_tensor_hook(self, output_nr, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        hooks = self._pre_hooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+
+class RemovableHandle:
+    """What `register_hook` returns: `handle.remove()` takes the hook off again."""
+
+    def __init__(self, hooks, fn):
+        self.hooks, self.fn = hooks, fn
+
+    def remove(self):
+        if self.fn in self.hooks:
+            self.hooks.remove(self.fn)
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version counter it had when saved.
+
+    It remembers the Variable it came from (so a higher-order graph can reach it), or, for an
+    output of the node that saved it, only the data: the Variable is rebuilt when unpacked,
+    which keeps the node from holding its own output alive.
+    """
+
+    __slots__ = ("data", "variable", "version", "output_nr")
+
+    def __init__(self, data, variable=None, output_nr=None):
+        self.data = data
+        self.variable = variable
+        self.version = data._version
+        self.output_nr = output_nr
+
+    def unpack(self, node, as_variable):
+        if self.data._version != self.version:
+            raise RuntimeError(self._modified_message(node))
+        if not as_variable:
+            return self.data
+        if self.output_nr is not None:
+            return Variable._make(self.data, node, self.output_nr)
+        if self.variable is not None:
+            return self.variable
+        return Variable._make(self.data)
+
+    def _modified_message(self, node):
+        kind = f"torch.{self.data.type().split('.')[-1]}" if self.data.device.type == "cpu" else self.data.type()
+        what = f"[{kind} {list(self.data.shape)}]".replace(",", "")
+        if self.output_nr is not None:
+            what += f", which is output {self.output_nr} of {node.name()},"
+        elif self.variable is not None and self.variable.grad_fn is not None:
+            what += f", which is output {self.variable._output_nr} of {self.variable.grad_fn.name()},"
+        return (
+            "one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: {what} is at version {self.data._version}; expected version {self.version} instead."
+        )
+
+
+class BackwardNode(Node):
+    """The node a `Function.apply` records, and the `ctx` its forward and backward receive."""
+
+    _forward_cls = None
+    _saved = ()
+    _to_save = ()
+    _freed = False
+    _non_differentiable = ()
+    materialize_grads = True
+
+    # --- the ctx API, as in torch.autograd.function.FunctionCtx ---
+
+    def save_for_backward(self, *tensors):
+        """Keep these tensors (inputs or outputs of forward) for backward."""
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        """The tensors given to `save_for_backward`, checked to be unmodified since."""
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        as_variable = grad_mode.is_grad_enabled()
+        return tuple(None if s is None else s.unpack(self, as_variable) for s in self._saved)
+
+    def mark_non_differentiable(self, *tensors):
+        """Outputs that will never require grad (indices, masks)."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """Whether backward gets zeros (True, the default) or None for outputs that got no gradient."""
+        self.materialize_grads = value
+
+    # --- the node API ---
+
+    def apply(self, *grad_outputs):
+        """Run the Function's backward on the gradients of its outputs."""
+        return self._forward_cls.backward(self, *grad_outputs)
+
+    def _release(self):
+        """Drop the saved tensors: what happens after backward unless retain_graph=True."""
+        if self._saved:
+            self._saved = ()
+            self._freed = True
+
+    def __getattr__(self, attr):
+        # torch exposes a node's saved tensors as attributes named `_saved_<name>`
+        names = type(self)._forward_cls.saved_names
+        if attr.startswith("_saved_") and attr[7:] in names:
+            return self.saved_tensors[names.index(attr[7:])]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        names = self._forward_cls.saved_names if self._saved or self._freed else ()
+        return sorted(set(super().__dir__()) | {"_saved_" + n for n in names})
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf that requires grad: adds the gradient that reaches it into `variable.grad`."""
+
+    _sequence_nr = float("inf")  # as in torch: a leaf's gradient is accumulated as soon as it is ready
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def apply(self, grad):
+        self.variable._accumulate_grad(grad)
+        return ()
+
+
+class Function:
+    """Base class of ops: subclass it, write `forward` and `backward` as staticmethods, call `apply`.
+
+    The class body of a `torch.autograd.Function` works unchanged here.
+    """
+
+    node_name = None             # the name torch gives the node (built-ins: "MulBackward0")
+    saved_names = ()             # names for the saved tensors, shown as node._saved_<name>
+    numbers_are_inputs = False   # torch wraps a Python number operand of + - * / in a tensor
+    check_gradients = True       # compare what backward returns with the inputs' shapes
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
+        cls._backward_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args):
+        """Run forward on the inputs' data; record the node if any input requires grad."""
+        ctx = cls._backward_cls()
+        grad_on = grad_mode.is_grad_enabled()
+        raw, edges, slots, needs = [], [], [], []
+        for i, arg in enumerate(args):
+            if isinstance(arg, Variable):
+                raw.append(arg.data)
+                wants = grad_on and (arg.grad_fn is not None or arg._requires_grad)
+                edges.append(arg._edge() if wants else (None, 0))
+                slots.append(i)
+                needs.append(wants)
+                continue
+            raw.append(arg)
+            needs.append(False)
+            if isinstance(arg, torch.Tensor) or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool))):
+                edges.append((None, 0))
+                slots.append(i)
+        requires_grad = True in needs
+        ctx.needs_input_grad = tuple(needs)
+
+        grad_mode._set_enabled(False)
+        try:
+            output = cls.forward(ctx, *raw)
+        finally:
+            grad_mode._set_enabled(grad_on)
+
+        if not requires_grad:
+            if isinstance(output, tuple):
+                return tuple(Variable._make(o) if isinstance(o, torch.Tensor) else o for o in output)
+            return Variable._make(output)
+
+        ctx.next_functions = tuple(edges)
+        ctx._input_slots = tuple(slots)
+        ctx._sequence_nr = next(_sequence_nr)
+        if cls.check_gradients:
+            ctx._input_meta = tuple((args[i].shape, args[i].dtype, args[i].device) if isinstance(args[i], Variable) else None for i in slots)
+        if isinstance(output, tuple):
+            ctx._num_outputs = len(output)
+            ctx._output_meta = tuple((o.shape, o.dtype, o.device) for o in output)
+            result = tuple(_wrap_output(ctx, o, i) for i, o in enumerate(output))
+            outputs = output
+        else:
+            result = _wrap_output(ctx, output, 0)
+            outputs = (output,)
+        if ctx._to_save:
+            ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs)
+            ctx._to_save = ()
+        return result
+
+
+def _wrap_output(ctx, tensor, output_nr):
+    if not isinstance(tensor, torch.Tensor):
+        return tensor
+    differentiable = tensor.is_floating_point() or tensor.is_complex()
+    if not differentiable or any(tensor is t for t in ctx._non_differentiable):
+        return Variable._make(tensor)
+    return Variable._make(tensor, ctx, output_nr)
+
+
+def _pack_saved(to_save, args, raw, outputs):
+    saved = []
+    for tensor in to_save:
+        if tensor is None:
+            saved.append(None)
+            continue
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"save_for_backward can only save variables, but argument 0 is of type {type(tensor).__name__}")
+        output_nr = next((i for i, o in enumerate(outputs) if o is tensor), None)
+        source = next((a for a, r in zip(args, raw) if r is tensor), None)
+        saved.append(SavedTensor(tensor, None if output_nr is not None else source, output_nr))
+    return tuple(saved)
+
+
+class DelayedError(Function):
+    """Stands in for the backward of a `once_differentiable` backward: differentiating it raises."""
+
+    node_name = "DelayedError"
+
+    @staticmethod
+    def forward(ctx, grad, *graph_inputs):
+        return grad
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+def once_differentiable(backward):
+    """Decorate a Function's backward that works on plain tensors only (no double backward).
+
+    Its results can still be used in a `create_graph=True` pass; differentiating them raises.
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grad_outputs):
+        plain = tuple(g.data if isinstance(g, Variable) else g for g in grad_outputs)
+        with grad_mode.no_grad():
+            grads = backward(ctx, *plain)
+        if not grad_mode.is_grad_enabled():
+            return grads
+        single = not isinstance(grads, tuple)
+        grads = (grads,) if single else grads
+        needs_graph = any(isinstance(g, Variable) and g.requires_grad for g in grad_outputs)
+        wrapped = tuple(
+            None if g is None else (DelayedError.apply(Variable._make(g), *(x for x in grad_outputs if isinstance(x, Variable))) if needs_graph else Variable._make(g))
+            for g in grads
+        )
+        return wrapped[0] if single else wrapped
+
+    return wrapper
+
+
+Variable = None  # set by teachgrad.variable, which builds on this module

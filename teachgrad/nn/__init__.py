@@ -1,0 +1,2 @@
+"""Neural-network functions (losses, activations, linear), mirroring `torch.nn`."""
+from . import functional

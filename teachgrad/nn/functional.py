@@ -1,0 +1,254 @@
+"""Losses, activations and `linear`, mirroring `torch.nn.functional` (same arguments, same reductions).
+
+Each loss is one Function: forward calls torch's kernel, backward is the formula written out.
+"""
+import torch
+import torch.nn.functional as F
+
+from .. import functional as _tg
+from .. import ops
+from ..function import Function
+from ..ops.broadcast import unbroadcast
+from ..variable import Variable
+
+relu = _tg.relu
+sigmoid = _tg.sigmoid
+tanh = _tg.tanh
+
+
+def _reduce_grad(grad, reduction, count):
+    """The gradient each element's loss gets from the reduced loss."""
+    if reduction == "mean":
+        return grad / count
+    return grad
+
+
+def _check_reduction(reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """-w [p·t·log σ(x) + (1-t)·log(1-σ(x))], computed stably from logits x.
+
+    d/dx = w [(1 - t + p·t)·σ(x) - p·t]   (= w (σ(x) - t) when pos_weight p is 1)
+    """
+
+    node_name = "BinaryCrossEntropyWithLogitsBackward0"
+    saved_names = ("self", "target", "weight", "pos_weight")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, input, target, weight, pos_weight, reduction):
+        ctx.reduction, ctx.count, ctx.shape = reduction, input.numel(), input.shape
+        ctx.save_for_backward(input, target, weight, pos_weight)
+        return F.binary_cross_entropy_with_logits(input, target, weight, reduction=reduction, pos_weight=pos_weight)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t, w, p = ctx.saved_tensors
+        grad = _reduce_grad(grad, ctx.reduction, ctx.count)
+        s = x.sigmoid()
+        grad_x = grad_t = None
+        if ctx.needs_input_grad[0]:
+            grad_x = (s - t) if p is None else ((1 - t + p * t) * s - p * t)
+            grad_x = grad_x * grad if w is None else grad_x * w * grad
+            grad_x = unbroadcast(grad_x, ctx.shape)
+        if ctx.needs_input_grad[1]:
+            grad_t = -x if p is None else (1 - s).log() - p * s.log()
+            grad_t = grad_t * grad if w is None else grad_t * w * grad
+        return grad_x, grad_t, None, None, None
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Binary cross-entropy on logits: sigmoid and BCE in one stable step."""
+    _check_reduction(reduction)
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+
+
+class BinaryCrossEntropy(Function):
+    """-w [t·log(x) + (1-t)·log(1-x)] on probabilities x.  d/dx = w (x - t) / (x (1 - x))."""
+
+    node_name = "BinaryCrossEntropyBackward0"
+    saved_names = ("self", "target", "weight")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, input, target, weight, reduction):
+        ctx.reduction, ctx.count = reduction, input.numel()
+        ctx.save_for_backward(input, target, weight)
+        return F.binary_cross_entropy(input, target, weight, reduction=reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t, w = ctx.saved_tensors
+        grad = _reduce_grad(grad, ctx.reduction, ctx.count)
+        grad_x = grad_t = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad * (x - t) / ((1 - x) * x).clamp(min=1e-12)
+            grad_x = grad_x if w is None else grad_x * w
+        if ctx.needs_input_grad[1]:
+            grad_t = grad * ((1 - x).log() - x.log())
+            grad_t = grad_t if w is None else grad_t * w
+        return grad_x, grad_t, None, None
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Binary cross-entropy on probabilities in (0, 1)."""
+    _check_reduction(reduction)
+    return BinaryCrossEntropy.apply(input, target, weight, reduction)
+
+
+class MseLoss(Function):
+    """(x - t)²: d/dx = 2 (x - t), d/dt = -2 (x - t)."""
+
+    node_name = "MseLossBackward0"
+    saved_names = ("self", "target")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, input, target, reduction):
+        ctx.reduction = reduction
+        ctx.shapes = input.shape, target.shape
+        ctx.save_for_backward(input, target)
+        result = F.mse_loss(input, target, reduction=reduction)
+        ctx.count = torch.broadcast_shapes(input.shape, target.shape).numel()
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        diff = 2 * (x - t) * _reduce_grad(grad, ctx.reduction, ctx.count)
+        grad_x = unbroadcast(diff, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        grad_t = unbroadcast(-diff, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        return grad_x, grad_t, None
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Mean squared error (or summed, or per element)."""
+    _check_reduction(reduction)
+    return MseLoss.apply(input, target, reduction)
+
+
+def _softmax_dim(ndim):
+    # torch's rule when no dim is given (with a warning): 0 for 0-, 1- and 3-D input, else 1
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+class Softmax(Function):
+    """exp(x) / sum(exp(x)) along dim.  Backward: s * (g - sum(g * s))."""
+
+    node_name = "SoftmaxBackward0"
+    saved_names = ("result",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        result = input.softmax(dim)
+        ctx.dim = dim
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        s, = ctx.saved_tensors
+        return s * (grad - (grad * s).sum(ctx.dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    """x - log(sum(exp(x))) along dim.  Backward: g - exp(result) * sum(g)."""
+
+    node_name = "LogSoftmaxBackward0"
+    saved_names = ("result",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        result = input.log_softmax(dim)
+        ctx.dim = dim
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        return grad - result.exp() * grad.sum(ctx.dim, keepdim=True), None
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmax along `dim`: non-negative values that sum to 1."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return Softmax.apply(input, _softmax_dim(input.dim()) if dim is None else dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(input)), computed stably."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return LogSoftmax.apply(input, _softmax_dim(input.dim()) if dim is None else dim)
+
+
+class NllLoss(Function):
+    """Negative log-likelihood: -w[c]·x[c] for each sample's class c; reduced by the total weight."""
+
+    node_name = "NllLossBackward0"
+    saved_names = ("self", "target", "weight")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, input, target, weight, ignore_index, reduction):
+        if input.dim() > 2:
+            raise NotImplementedError("teachgrad's nll_loss takes input of shape (C,) or (N, C)")
+        ctx.reduction = reduction
+        valid = target != ignore_index
+        safe_target = target.where(valid, 0)
+        class_dim = input.dim() - 1
+        picked = torch.zeros_like(input).scatter_(class_dim, safe_target.unsqueeze(class_dim), 1.0)
+        weights = valid.to(input.dtype) if weight is None else weight[safe_target] * valid
+        ctx.picked = picked * weights.unsqueeze(class_dim)
+        ctx.total_weight = weights.sum()
+        return F.nll_loss(input, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.reduction == "none":
+            grad = grad.unsqueeze(-1)
+        elif ctx.reduction == "mean":
+            grad = grad / ctx.total_weight
+        return -grad * ctx.picked, None, None, None, None
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood of class indices, given log-probabilities."""
+    _check_reduction(reduction)
+    target = target.data if isinstance(target, Variable) else target
+    weight = weight.data if isinstance(weight, Variable) else weight
+    return NllLoss.apply(input, target, weight, ignore_index, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """Cross-entropy of logits: log_softmax over the classes, then nll_loss (as torch computes it).
+
+    `target` holds class indices, or class probabilities of the input's shape.
+    """
+    if label_smoothing:
+        raise NotImplementedError("teachgrad's cross_entropy has no label_smoothing")
+    class_dim = 0 if input.dim() == 1 else 1
+    log_p = log_softmax(input, class_dim)
+    if target.is_floating_point():
+        losses = -(log_p * target if weight is None else log_p * target * weight).sum(class_dim)
+        if reduction == "mean":
+            return losses.sum() / (input.numel() // input.shape[class_dim])
+        return losses.sum() if reduction == "sum" else losses
+    return nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+
+def linear(input, weight, bias=None):
+    """input @ weightᵀ + bias, recorded as torch records it (Addmm for a batch of rows)."""
+    if input.dim() == 2 and bias is not None:
+        return ops.Addmm.apply(bias, input, ops.T.apply(weight))
+    output = ops.matmul(input, ops.T.apply(weight) if weight.dim() == 2 else weight)
+    return output if bias is None else output + bias

@@ -1,0 +1,207 @@
+"""+ - * / ** and negation, with gradients summed back over broadcast dimensions."""
+import math
+
+from ..function import Function
+from .broadcast import number_or_none, shape_of, unbroadcast
+
+
+class Add(Function):
+    """a + b: the gradient passes through unchanged to both."""
+
+    node_name = "AddBackward0"
+    numbers_are_inputs = True
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = shape_of(a), shape_of(b)
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad):
+        return unbroadcast(grad, ctx.shapes[0]), unbroadcast(grad, ctx.shapes[1])
+
+
+class Sub(Function):
+    """a - b: the gradient passes to a, negated to b."""
+
+    node_name = "SubBackward0"
+    numbers_are_inputs = True
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = shape_of(a), shape_of(b)
+        return a - b
+
+    @staticmethod
+    def backward(ctx, grad):
+        return unbroadcast(grad, ctx.shapes[0]), unbroadcast(-grad, ctx.shapes[1])
+
+
+class Rsub(Function):
+    """number - a, as torch records it: one input, gradient negated."""
+
+    node_name = "RsubBackward1"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, number):
+        return number - a
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad, None
+
+
+class Mul(Function):
+    """a * b: each input's gradient is the gradient times the other input."""
+
+    node_name = "MulBackward0"
+    saved_names = ("self", "other")
+    numbers_are_inputs = True
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = shape_of(a), shape_of(b)
+        ctx.numbers = number_or_none(a), number_or_none(b)
+        ctx.save_for_backward(a if ctx.numbers[0] is None and ctx.needs_input_grad[1] else None,
+                              b if ctx.numbers[1] is None and ctx.needs_input_grad[0] else None)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a = ctx.numbers[0] if a is None else a
+        b = ctx.numbers[1] if b is None else b
+        grad_a = unbroadcast(grad * b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        grad_b = unbroadcast(grad * a, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+class Div(Function):
+    """a / b: d/da = 1/b, d/db = -a/b²."""
+
+    node_name = "DivBackward0"
+    saved_names = ("self", "other")
+    numbers_are_inputs = True
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = shape_of(a), shape_of(b)
+        ctx.numbers = number_or_none(a), number_or_none(b)
+        ctx.save_for_backward(a if ctx.numbers[0] is None and ctx.needs_input_grad[1] else None,
+                              b if ctx.numbers[1] is None else None)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a = ctx.numbers[0] if a is None else a
+        b = ctx.numbers[1] if b is None else b
+        grad_a = unbroadcast(grad / b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        grad_b = unbroadcast(-grad * a / (b * b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+class Neg(Function):
+    """-a."""
+
+    node_name = "NegBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        return -a
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Reciprocal(Function):
+    """1 / a: d/da = -1/a² = -result²."""
+
+    node_name = "ReciprocalBackward0"
+    saved_names = ("result",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a.reciprocal()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        return -grad * result * result
+
+
+class Pow(Function):
+    """a ** n for a number n: d/da = n * a**(n-1)."""
+
+    node_name = "PowBackward0"
+    saved_names = ("self",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, exponent):
+        ctx.exponent = exponent
+        ctx.save_for_backward(a)
+        return a ** exponent
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        n = ctx.exponent
+        if n == 0:
+            return grad * 0, None
+        return grad * n * a ** (n - 1), None
+
+
+class PowTensor(Function):
+    """a ** b for tensors: d/da = b * a**(b-1), d/db = a**b * log(a)."""
+
+    node_name = "PowBackward1"
+    saved_names = ("self", "exponent", "result")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        result = a ** b
+        ctx.shapes = shape_of(a), shape_of(b)
+        ctx.save_for_backward(a, b, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, result = ctx.saved_tensors
+        grad_a = unbroadcast(grad * b * a ** (b - 1), ctx.shapes[0]) if ctx.needs_input_grad[0] else None
+        grad_b = None
+        if ctx.needs_input_grad[1]:
+            # where a == 0 and b >= 0 the derivative is 0, not 0 * log(0) = nan
+            grad_b = unbroadcast((grad * result * a.log()).where(~((a == 0) & (b >= 0)), 0.0), ctx.shapes[1])
+        return grad_a, grad_b
+
+
+class PowScalarBase(Function):
+    """number ** b: d/db = number**b * log(number)."""
+
+    node_name = "PowBackward2"
+    saved_names = ("exponent", "result")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, base, b):
+        result = base ** b
+        ctx.log_base = math.log(base) if base > 0 else (float("-inf") if base == 0 else float("nan"))
+        ctx.save_for_backward(b, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        b, result = ctx.saved_tensors
+        return None, grad * result * ctx.log_base

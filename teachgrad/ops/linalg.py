@@ -1,0 +1,134 @@
+"""Matrix products. For C = A @ B:  dA = dC @ Bᵀ  and  dB = Aᵀ @ dC."""
+from ..function import Function
+from .broadcast import unbroadcast
+from .shape import SqueezeDim, Unsqueeze, UnsafeView, reshape
+
+
+class Mm(Function):
+    """Matrix @ matrix."""
+
+    node_name = "MmBackward0"
+    saved_names = ("self", "mat2")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
+        return a.mm(b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        grad_a = grad.mm(b.t()) if ctx.needs_input_grad[0] else None
+        grad_b = a.t().mm(grad) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+class Mv(Function):
+    """Matrix @ vector."""
+
+    node_name = "MvBackward0"
+    saved_names = ("self", "vec")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, v):
+        ctx.save_for_backward(a, v)
+        return a.mv(v)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, v = ctx.saved_tensors
+        grad_a = grad.unsqueeze(1) * v.unsqueeze(0) if ctx.needs_input_grad[0] else None
+        grad_v = a.t().mv(grad) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_v
+
+
+class Dot(Function):
+    """Vector · vector."""
+
+    node_name = "DotBackward0"
+    saved_names = ("self", "tensor")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a.dot(b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad * b, grad * a
+
+
+class Addmm(Function):
+    """bias + A @ B in one op (what `linear` records for a batch)."""
+
+    node_name = "AddmmBackward0"
+    saved_names = ("mat1", "mat2")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, bias, a, b):
+        ctx.bias_shape = bias.shape
+        ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
+        return bias.addmm(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        grad_bias = unbroadcast(grad, ctx.bias_shape) if ctx.needs_input_grad[0] else None
+        grad_a = grad.mm(b.t()) if ctx.needs_input_grad[1] else None
+        grad_b = a.t().mm(grad) if ctx.needs_input_grad[2] else None
+        return grad_bias, grad_a, grad_b
+
+
+class MatmulSqueeze(SqueezeDim):
+    """The squeeze at the end of vector @ matrix; torch squeezes in place there and names it so."""
+
+    node_name = "SqueezeBackward4"
+
+
+class Matmul(Function):
+    """Batched matrix products with broadcasting, for shapes the cases in `matmul` do not cover."""
+
+    node_name = "MatmulBackward0"
+    saved_names = ("self", "other")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a.matmul(b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a2 = a.unsqueeze(0) if a.dim() == 1 else a
+        b2 = b.unsqueeze(-1) if b.dim() == 1 else b
+        g = grad
+        if a.dim() == 1:
+            g = g.unsqueeze(-2)
+        if b.dim() == 1:
+            g = g.unsqueeze(-1)
+        grad_a = g.matmul(b2.transpose(-1, -2)).sum_to_size(a2.shape).reshape(a.shape) if ctx.needs_input_grad[0] else None
+        grad_b = a2.transpose(-1, -2).matmul(g).sum_to_size(b2.shape).reshape(b.shape) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+def matmul(a, b):
+    """a @ b, recorded as torch records it: Dot, Mv, Mm, or a vector/batch folded into Mm."""
+    da, db = a.dim(), b.dim()
+    if da == 1 and db == 1:
+        return Dot.apply(a, b)
+    if da == 2 and db == 1:
+        return Mv.apply(a, b)
+    if da == 2 and db == 2:
+        return Mm.apply(a, b)
+    if da == 1 and db == 2:
+        return MatmulSqueeze.apply(Mm.apply(Unsqueeze.apply(a, 0), b), 0)
+    if da > 2 and db == 2:
+        rows = reshape(a, (-1, a.shape[-1]))
+        return UnsafeView.apply(Mm.apply(rows, b), (*a.shape[:-1], b.shape[-1]))
+    return Matmul.apply(a, b)

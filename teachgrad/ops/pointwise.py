@@ -1,0 +1,269 @@
+"""Element-wise functions: each gradient is the incoming gradient times the local derivative."""
+import torch
+
+from ..function import Function
+from .broadcast import shape_of, unbroadcast
+
+
+class Exp(Function):
+    """exp(a): its own derivative, so the result is saved."""
+
+    node_name = "ExpBackward0"
+    saved_names = ("result",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a.exp()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        return grad * result
+
+
+class Log(Function):
+    """log(a): d/da = 1/a."""
+
+    node_name = "LogBackward0"
+    saved_names = ("self",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a.log()
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / a
+
+
+class Sqrt(Function):
+    """sqrt(a): d/da = 1 / (2 sqrt(a))."""
+
+    node_name = "SqrtBackward0"
+    saved_names = ("result",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a.sqrt()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        return grad / (2 * result)
+
+
+class Sin(Function):
+    """sin(a): d/da = cos(a)."""
+
+    node_name = "SinBackward0"
+    saved_names = ("self",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a.sin()
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * a.cos()
+
+
+class Cos(Function):
+    """cos(a): d/da = -sin(a)."""
+
+    node_name = "CosBackward0"
+    saved_names = ("self",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a.cos()
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * -a.sin()
+
+
+class Tanh(Function):
+    """tanh(a): d/da = 1 - tanh(a)²."""
+
+    node_name = "TanhBackward0"
+    saved_names = ("result",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a.tanh()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        return grad * (1 - result * result)
+
+
+class Sigmoid(Function):
+    """sigmoid(a) = 1 / (1 + exp(-a)): d/da = s (1 - s)."""
+
+    node_name = "SigmoidBackward0"
+    saved_names = ("result",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a.sigmoid()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        return grad * result * (1 - result)
+
+
+class Relu(Function):
+    """max(a, 0): the gradient passes where the result is positive."""
+
+    node_name = "ReluBackward0"
+    saved_names = ("result",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a.relu()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        return grad * (result > 0)
+
+
+class Sign(Function):
+    """sign(a): flat almost everywhere, so its gradient is zero."""
+
+    node_name = "SignBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.sign()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
+
+
+class Abs(Function):
+    """|a|: d/da = sign(a) (0 at 0, as in torch)."""
+
+    node_name = "AbsBackward0"
+    saved_names = ("self",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a.abs()
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * a.sign()
+
+
+class Clamp(Function):
+    """a limited to [min, max]: the gradient passes where a is inside the range."""
+
+    node_name = "ClampBackward1"
+    saved_names = ("self",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, min, max):
+        ctx.bounds = min, max
+        ctx.save_for_backward(a)
+        return a.clamp(min, max)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        low, high = ctx.bounds
+        inside = (a >= low) if low is not None else None
+        if high is not None:
+            inside = (a <= high) if inside is None else inside & (a <= high)
+        return grad * inside, None, None
+
+
+class Maximum(Function):
+    """Element-wise max(a, b): the gradient goes to the larger; split in half on ties, as in torch."""
+
+    node_name = "MaximumBackward0"
+    saved_names = ("self", "other")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = shape_of(a), shape_of(b)
+        ctx.save_for_backward(a, b)
+        return a.maximum(b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        share = (a > b) + (a == b) * 0.5
+        return unbroadcast(grad * share, ctx.shapes[0]), unbroadcast(grad * (1 - share), ctx.shapes[1])
+
+
+class Minimum(Function):
+    """Element-wise min(a, b): the gradient goes to the smaller; split in half on ties."""
+
+    node_name = "MinimumBackward0"
+    saved_names = ("self", "other")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = shape_of(a), shape_of(b)
+        ctx.save_for_backward(a, b)
+        return a.minimum(b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        share = (a < b) + (a == b) * 0.5
+        return unbroadcast(grad * share, ctx.shapes[0]), unbroadcast(grad * (1 - share), ctx.shapes[1])
+
+
+class Where(Function):
+    """where(condition, a, b): the gradient goes to a where the condition holds, else to b."""
+
+    node_name = "WhereBackward0"
+    saved_names = ("condition",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, condition, a, b):
+        ctx.shapes = shape_of(a), shape_of(b)
+        ctx.condition = condition
+        return torch.where(condition, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        c = ctx.condition
+        return None, unbroadcast(grad.where(c, 0.0), ctx.shapes[0]), unbroadcast(grad.where(~c, 0.0), ctx.shapes[1])

@@ -1,0 +1,636 @@
+"""Variable: a torch tensor plus what autograd needs to know about it.
+
+    p = tg.tensor(3.0, requires_grad=True)   # a leaf: made by the user
+    t = (p + 5) * 2                           # made by ops: t.grad_fn is a MulBackward0 node
+    t.backward()                              # p.grad is now Variable(2.)
+
+`data` is the torch tensor itself; `grad_fn` is the node that made it (None for leaves);
+`grad` is filled in by backward. Every op runs a `Function` from `teachgrad.ops`.
+"""
+import numbers
+import weakref
+
+import torch
+
+from . import engine, function, grad_mode, ops
+from .function import AccumulateGrad
+
+_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+_NOT_LEAF = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+
+
+def _is_operand(x):
+    return isinstance(x, (Variable, torch.Tensor, numbers.Number))
+
+
+class Variable:
+    """A torch tensor that records the operations applied to it, so gradients can flow back."""
+
+    __slots__ = ("data", "grad", "grad_fn", "_requires_grad", "_output_nr", "_accumulator",
+                 "_retains_grad", "name", "__weakref__")
+    __hash__ = object.__hash__
+
+    def __init__(self, data, requires_grad=False, name=None):
+        if isinstance(data, Variable):
+            data = data.data
+        elif not isinstance(data, torch.Tensor):
+            data = torch.as_tensor(data)
+        elif data.requires_grad:
+            data = data.detach()
+        self.data = data
+        self.grad = None
+        self.grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        self._accumulator = None
+        self._retains_grad = False
+        self.name = name
+        if requires_grad:
+            self.requires_grad = True
+
+    @classmethod
+    def _make(cls, data, grad_fn=None, output_nr=0):
+        """Wrap a tensor an op produced (no checks: the op made it right)."""
+        v = cls.__new__(cls)
+        v.data = data
+        v.grad = None
+        v.grad_fn = grad_fn
+        v._requires_grad = False
+        v._output_nr = output_nr
+        v._accumulator = None
+        v._retains_grad = False
+        v.name = None
+        return v
+
+    # --- what autograd knows about a Variable ---
+
+    @property
+    def requires_grad(self):
+        """Whether gradients flow to (or through) this Variable."""
+        return self.grad_fn is not None or self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self.grad_fn is not None:
+            raise RuntimeError(_NOT_LEAF)
+        if value and not (self.data.is_floating_point() or self.data.is_complex()):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    @property
+    def is_leaf(self):
+        """True for Variables made by the user rather than by an op that records a graph."""
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self):
+        """Which output of `grad_fn` this Variable is."""
+        return self._output_nr
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def requires_grad_(self, requires_grad=True):
+        """Set `requires_grad` in place and return self."""
+        self.requires_grad = requires_grad
+        return self
+
+    def _edge(self):
+        """Where a gradient for this Variable goes: (node, input_nr)."""
+        if self.grad_fn is not None:
+            return self.grad_fn, self._output_nr
+        if self._requires_grad:
+            return self._grad_accumulator(), 0
+        return None, 0
+
+    def _grad_accumulator(self):
+        node = self._accumulator() if self._accumulator is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._accumulator = weakref.ref(node)
+        return node
+
+    def _accumulate_grad(self, grad):
+        """Add `grad` into `.grad`: in place normally, out of place while recording (create_graph)."""
+        if grad_mode.is_grad_enabled():
+            new = grad if isinstance(grad, Variable) else Variable._make(grad)
+            self.grad = new if self.grad is None else self.grad + new
+        elif self.grad is None:
+            self.grad = Variable._make(grad.clone() if isinstance(grad, torch.Tensor) else grad.data.clone())
+        else:
+            self.grad.data.add_(grad if isinstance(grad, torch.Tensor) else grad.data)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this Variable with respect to the leaves and add it to their `.grad`."""
+        engine.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def detach(self):
+        """A new leaf sharing this Variable's storage, cut off from the graph."""
+        return Variable._make(self.data.detach())
+
+    def detach_(self):
+        """Cut this Variable off from the graph, making it a leaf."""
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self):
+        """Keep `.grad` for this non-leaf Variable too (leaves always keep theirs)."""
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        owner = weakref.ref(self)
+
+        def keep(grad):
+            variable = owner()
+            if variable is not None:
+                variable._accumulate_grad(grad if grad_mode.is_grad_enabled() else grad.data)
+
+        self.grad_fn._register_tensor_hook(self._output_nr, keep)
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this Variable's gradient is computed; a returned value replaces it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node, output_nr = self._edge()
+        return node._register_tensor_hook(output_nr, hook)
+
+    # --- the tensor underneath ---
+
+    shape = property(lambda self: self.data.shape, doc="The size of each dimension.")
+    dtype = property(lambda self: self.data.dtype)
+    device = property(lambda self: self.data.device)
+    ndim = property(lambda self: self.data.dim())
+    is_cuda = property(lambda self: self.data.is_cuda)
+    is_meta = property(lambda self: self.data.is_meta)
+
+    def size(self, dim=None):
+        return self.data.size() if dim is None else self.data.size(dim)
+
+    def dim(self):
+        return self.data.dim()
+
+    def numel(self):
+        return self.data.numel()
+
+    def item(self):
+        return self.data.item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def numpy(self):
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self.data.numpy()
+
+    def is_floating_point(self):
+        return self.data.is_floating_point()
+
+    def __len__(self):
+        return len(self.data)
+
+    def __iter__(self):
+        return iter(self.unbind(0))
+
+    def __float__(self):
+        return float(self.data)
+
+    def __int__(self):
+        return int(self.data)
+
+    def __index__(self):
+        return self.data.__index__()
+
+    def __bool__(self):
+        return bool(self.data)
+
+    def __format__(self, spec):
+        if self.data.dim() == 0:
+            return self.data.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __repr__(self):
+        text = repr(self.data)
+        body = text[len("tensor("):-1].replace("\n       ", "\n         ")
+        if self.grad_fn is not None:
+            body += f", grad_fn=<{self.grad_fn.name()}>"
+        elif self._requires_grad:
+            body += ", requires_grad=True"
+        return f"Variable({body})"
+
+    # --- arithmetic ---
+
+    def __add__(self, other):
+        return ops.Add.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __radd__(self, other):
+        return ops.Add.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __sub__(self, other):
+        return ops.Sub.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __rsub__(self, other):
+        if isinstance(other, numbers.Number):
+            return ops.Rsub.apply(self, other)
+        return ops.Sub.apply(other, self) if _is_operand(other) else NotImplemented
+
+    def __mul__(self, other):
+        return ops.Mul.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __rmul__(self, other):
+        return ops.Mul.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __truediv__(self, other):
+        return ops.Div.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __rtruediv__(self, other):
+        if isinstance(other, numbers.Number):
+            return ops.Mul.apply(ops.Reciprocal.apply(self), other)
+        return ops.Div.apply(other, self) if _is_operand(other) else NotImplemented
+
+    def __pow__(self, exponent):
+        return self.pow(exponent) if _is_operand(exponent) else NotImplemented
+
+    def __rpow__(self, base):
+        if isinstance(base, numbers.Number):
+            return ops.PowScalarBase.apply(base, self)
+        return ops.PowTensor.apply(base, self) if _is_operand(base) else NotImplemented
+
+    def __matmul__(self, other):
+        return ops.matmul(self, other) if isinstance(other, (Variable, torch.Tensor)) else NotImplemented
+
+    def __rmatmul__(self, other):
+        return ops.matmul(other, self) if isinstance(other, torch.Tensor) else NotImplemented
+
+    def __neg__(self):
+        return ops.Neg.apply(self)
+
+    def __pos__(self):
+        return self
+
+    def add(self, other, alpha=1):
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, alpha=1):
+        return self - (other * alpha if alpha != 1 else other)
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other):
+        return self / other
+
+    def neg(self):
+        return -self
+
+    def pow(self, exponent):
+        """self ** exponent, for a number or a tensor exponent."""
+        if isinstance(exponent, numbers.Number):
+            return ops.Pow.apply(self, exponent)
+        return ops.PowTensor.apply(self, exponent)
+
+    def square(self):
+        return ops.Pow.apply(self, 2)
+
+    def reciprocal(self):
+        return ops.Reciprocal.apply(self)
+
+    # --- comparisons and logic: results never require grad ---
+
+    def _compare(self, other, op):
+        if not _is_operand(other):
+            return NotImplemented
+        return Variable._make(op(self.data, other.data if isinstance(other, Variable) else other))
+
+    def __eq__(self, other):
+        return self._compare(other, torch.Tensor.__eq__)
+
+    def __ne__(self, other):
+        return self._compare(other, torch.Tensor.__ne__)
+
+    def __lt__(self, other):
+        return self._compare(other, torch.Tensor.__lt__)
+
+    def __le__(self, other):
+        return self._compare(other, torch.Tensor.__le__)
+
+    def __gt__(self, other):
+        return self._compare(other, torch.Tensor.__gt__)
+
+    def __ge__(self, other):
+        return self._compare(other, torch.Tensor.__ge__)
+
+    def __and__(self, other):
+        return self._compare(other, torch.Tensor.__and__)
+
+    def __or__(self, other):
+        return self._compare(other, torch.Tensor.__or__)
+
+    def __invert__(self):
+        return Variable._make(~self.data)
+
+    def argmax(self, dim=None, keepdim=False):
+        return Variable._make(self.data.argmax(dim, keepdim))
+
+    def argmin(self, dim=None, keepdim=False):
+        return Variable._make(self.data.argmin(dim, keepdim))
+
+    # --- element-wise functions ---
+
+    def exp(self):
+        return ops.Exp.apply(self)
+
+    def log(self):
+        return ops.Log.apply(self)
+
+    def sqrt(self):
+        return ops.Sqrt.apply(self)
+
+    def sin(self):
+        return ops.Sin.apply(self)
+
+    def cos(self):
+        return ops.Cos.apply(self)
+
+    def tanh(self):
+        return ops.Tanh.apply(self)
+
+    def sigmoid(self):
+        return ops.Sigmoid.apply(self)
+
+    def relu(self):
+        return ops.Relu.apply(self)
+
+    def abs(self):
+        return ops.Abs.apply(self)
+
+    def sign(self):
+        return ops.Sign.apply(self)
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        return ops.Clamp.apply(self, min, max)
+
+    clip = clamp
+
+    def clamp_min(self, min):
+        return self.clamp(min=min)
+
+    def maximum(self, other):
+        return ops.Maximum.apply(self, other)
+
+    def minimum(self, other):
+        return ops.Minimum.apply(self, other)
+
+    def where(self, condition, other):
+        """Elements of self where `condition` holds, else of `other` (torch.Tensor.where)."""
+        condition = condition.data if isinstance(condition, Variable) else condition
+        return ops.Where.apply(condition, self, other)
+
+    def softmax(self, dim):
+        from .nn import functional
+        return functional.softmax(self, dim)
+
+    def log_softmax(self, dim):
+        from .nn import functional
+        return functional.log_softmax(self, dim)
+
+    # --- reductions ---
+
+    def sum(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Sum.apply(self)
+        return ops.SumDim.apply(self, dim, keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Mean.apply(self)
+        return ops.MeanDim.apply(self, dim, keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        """The largest element, or (values, indices) along `dim`."""
+        if isinstance(dim, (Variable, torch.Tensor)):
+            return self.maximum(dim)
+        if dim is None:
+            return ops.Max.apply(self)
+        return torch.return_types.max(ops.MaxDim.apply(self, dim, keepdim))
+
+    def min(self, dim=None, keepdim=False):
+        """The smallest element, or (values, indices) along `dim`."""
+        if isinstance(dim, (Variable, torch.Tensor)):
+            return self.minimum(dim)
+        if dim is None:
+            return ops.Min.apply(self)
+        return torch.return_types.min(ops.MinDim.apply(self, dim, keepdim))
+
+    def sum_to_size(self, *size):
+        """Sum over broadcast dimensions until the shape is `size` (undoes broadcasting)."""
+        size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
+        lead = self.dim() - len(size)
+        dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size) if n == 1 and self.shape[lead + i] != 1)
+        result = self.sum(dims, keepdim=True) if dims else self
+        return result.reshape(size) if lead else result
+
+    # --- matrix products ---
+
+    def matmul(self, other):
+        return ops.matmul(self, other)
+
+    def mm(self, other):
+        return ops.Mm.apply(self, other)
+
+    def mv(self, other):
+        return ops.Mv.apply(self, other)
+
+    def dot(self, other):
+        return ops.Dot.apply(self, other)
+
+    def addmm(self, mat1, mat2):
+        return ops.Addmm.apply(self, mat1, mat2)
+
+    # --- shapes ---
+
+    def t(self):
+        return ops.T.apply(self)
+
+    @property
+    def T(self):
+        return self.permute(tuple(range(self.dim() - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    def transpose(self, dim0, dim1):
+        return ops.Transpose.apply(self, dim0, dim1)
+
+    def permute(self, *dims):
+        return ops.Permute.apply(self, tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+    def view(self, *shape):
+        return ops.View.apply(self, _shape_arg(shape))
+
+    def reshape(self, *shape):
+        return ops.reshape(self, _shape_arg(shape))
+
+    def flatten(self):
+        return self.reshape(-1)
+
+    def contiguous(self):
+        return self if self.data.is_contiguous() else ops.Clone.apply(self)
+
+    def clone(self):
+        return ops.Clone.apply(self)
+
+    def unsqueeze(self, dim):
+        return ops.Unsqueeze.apply(self, dim)
+
+    def squeeze(self, dim=None):
+        return ops.Squeeze.apply(self) if dim is None else ops.SqueezeDim.apply(self, dim)
+
+    def expand(self, *shape):
+        return ops.Expand.apply(self, _shape_arg(shape))
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def narrow(self, dim, start, length):
+        dim = dim % self.dim()
+        return ops.Slice.apply(self, (slice(None),) * dim + (slice(start, start + length),))
+
+    def select(self, dim, index):
+        dim = dim % self.dim()
+        return ops.Select.apply(self, (slice(None),) * dim + (index,))
+
+    def unbind(self, dim=0):
+        return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+    def __getitem__(self, index):
+        return ops.getitem(self, index)
+
+    # --- moving between devices and dtypes ---
+
+    def to(self, *args, **kwargs):
+        """A copy on another device and/or with another dtype; self when nothing changes (as torch)."""
+        target = self.data.to(*args, **kwargs) if args or kwargs else self.data
+        if target is self.data or (target.device == self.device and target.dtype == self.dtype):
+            return self
+        return ops.ToCopy.apply(self, target.device, target.dtype)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to(torch.device("cuda") if device is None else torch.device("cuda", device) if isinstance(device, int) else device)
+
+    def double(self):
+        return self.to(torch.float64)
+
+    def float(self):
+        return self.to(torch.float32)
+
+    def half(self):
+        return self.to(torch.float16)
+
+    def long(self):
+        return self.to(torch.int64)
+
+    def int(self):
+        return self.to(torch.int32)
+
+    def bool(self):
+        return self.to(torch.bool)
+
+    def type(self, dtype=None):
+        return self.data.type() if dtype is None else self.to(dtype)
+
+    def new_zeros(self, size):
+        return Variable._make(self.data.new_zeros(size))
+
+    def new_ones(self, size):
+        return Variable._make(self.data.new_ones(size))
+
+    # --- in place ---
+
+    def _in_place(self, out_of_place, in_place, other=None):
+        """Change the data in place; when recording, the Variable's node becomes the new op's.
+
+        As in torch: refused on a leaf that requires grad, and it bumps the version counter that
+        saved tensors are checked against.
+        """
+        recording = grad_mode.is_grad_enabled()
+        if recording and self.grad_fn is None and self._requires_grad:
+            raise RuntimeError(_LEAF_INPLACE)
+        other_requires = isinstance(other, Variable) and other.requires_grad
+        if recording and (self.grad_fn is not None or other_requires):
+            before = Variable._make(self.data.clone(), self.grad_fn, self._output_nr)
+            result = out_of_place(before)
+            self.data.copy_(result.data)
+            self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
+        else:
+            in_place(self.data, other.data if isinstance(other, Variable) else other)
+        return self
+
+    def add_(self, other, alpha=1):
+        return self._in_place(lambda v: v.add(other, alpha=alpha), lambda d, o: d.add_(o, alpha=alpha), other)
+
+    def sub_(self, other, alpha=1):
+        return self._in_place(lambda v: v.sub(other, alpha=alpha), lambda d, o: d.sub_(o, alpha=alpha), other)
+
+    def mul_(self, other):
+        return self._in_place(lambda v: v * other, lambda d, o: d.mul_(o), other)
+
+    def div_(self, other):
+        return self._in_place(lambda v: v / other, lambda d, o: d.div_(o), other)
+
+    def zero_(self):
+        return self._in_place(lambda v: v * 0, lambda d, o: d.zero_())
+
+    def fill_(self, value):
+        return self._in_place(lambda v: v * 0 + value, lambda d, o: d.fill_(o), value)
+
+    def copy_(self, src):
+        return self._in_place(lambda v: v * 0 + src, lambda d, o: d.copy_(o), src)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def __setitem__(self, index, value):
+        """Write into part of the data. Only outside the graph: torch's CopySlices is not taught here."""
+        if grad_mode.is_grad_enabled() and (self.requires_grad or (isinstance(value, Variable) and value.requires_grad)):
+            if self.grad_fn is None and self._requires_grad:
+                raise RuntimeError(_LEAF_INPLACE)
+            raise NotImplementedError(
+                "teachgrad does not record writes into part of a Variable that requires grad; "
+                "build the result with ops (e.g. tg.cat, tg.where) or write under tg.no_grad()"
+            )
+        self.data[ops.shape._plain_index(index) if not isinstance(index, tuple) else tuple(ops.shape._plain_index(i) for i in index)] = (
+            value.data if isinstance(value, Variable) else value)
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+function.Variable = Variable

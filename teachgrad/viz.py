@@ -1,0 +1,480 @@
+"""Draw autograd graphs, of teachgrad Variables and of torch tensors alike.
+
+    import teachgrad as tg
+    p = tg.tensor(3.0, requires_grad=True); q = tg.tensor(5.0, requires_grad=True)
+    s = tg.tensor(2.0, requires_grad=True)
+    r = p + q; t = r * s
+    tg.viz.draw(t, names=locals())          # shows inline in JupyterLab
+
+The drawing is the backward graph, walked exactly as the engine walks it: from the
+output's `grad_fn` along each node's `next_functions` down to the `AccumulateGrad`
+nodes, whose `.variable` is a leaf. Arrows point the way gradients flow.
+
+Looks: green box = output, yellow box = a named intermediate tensor, blue box = leaf,
+grey oval = backward node, orange box = saved tensor (dashed and grey once freed).
+An arrow from a node is labelled with its position in `next_functions`
+(and with the `input_nr` at its head when that is not 0).
+"""
+import collections.abc
+import html
+from collections import deque, namedtuple
+
+import graphviz
+import torch
+
+__all__ = ["draw", "backward_steps", "Drawing", "Steps", "Step", "GraphvizNotFound"]
+
+INSTALL_HINT = (
+    "Graphviz's `dot` program was not found on PATH, so the graph cannot be drawn as an image "
+    "(its DOT text is still in `.source`). Install Graphviz, then run the cell again:\n"
+    "    apt-get install graphviz              (Debian, Ubuntu)\n"
+    "    brew install graphviz                 (macOS)\n"
+    "    conda install -c conda-forge graphviz (conda)")
+
+Step = namedtuple("Step", "node grad_outputs grad_inputs")
+Step.__doc__ = "One node run by backward: the gradients it received and the ones it sent on its edges."
+
+NODE_ATTR = {"shape": "box", "style": "rounded,filled", "fontname": "Helvetica", "fontsize": "10"}
+LOOKS = {
+    "output": {"fillcolor": "darkolivegreen1"},
+    "intermediate": {"fillcolor": "lightyellow"},
+    "leaf": {"fillcolor": "lightblue"},
+    "op": {"shape": "ellipse", "style": "filled", "fillcolor": "lightgrey"},
+    "saved": {"fillcolor": "orange"},
+    "freed": {"style": "rounded,dashed", "color": "grey50", "fontcolor": "grey50"},
+}
+LEGEND = {"output": "output", "intermediate": "intermediate", "leaf": "leaf",
+          "op": "backward node", "saved": "saved tensor", "freed": "freed saved tensor"}
+EDGE_LOOKS = {"next": {}, "grad_fn": {"style": "dotted"}, "variable": {"style": "dotted"},
+              "saved": {"style": "dashed", "dir": "back"}}
+LABEL_ROW_SEP = ",\\n "
+RUNNING = {"fillcolor": "gold", "penwidth": "2"}
+DONE = {"fillcolor": "palegreen"}
+
+
+class GraphvizNotFound(graphviz.ExecutableNotFound):
+    """Raised when an image is asked for but Graphviz's `dot` is not installed."""
+
+    def __init__(self):
+        RuntimeError.__init__(self, INSTALL_HINT)
+
+
+class Drawing(graphviz.Digraph):
+    """A `graphviz.Digraph` that shows as SVG in Jupyter, with its DOT source as plain text.
+
+    Without `dot`, Jupyter still shows the DOT source and how to install Graphviz;
+    `pipe`, `render` and `view` raise `GraphvizNotFound`.
+    """
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
+        bundle = {"text/plain": self.source}
+        try:
+            bundle.update(super()._repr_mimebundle_(include, exclude, **kwargs))
+        except GraphvizNotFound as error:
+            bundle["text/html"] = _no_dot_html(error, self.source)
+        return bundle
+
+    def pipe(self, *args, **kwargs):
+        return _needs_dot(super().pipe, *args, **kwargs)
+
+    def render(self, *args, **kwargs):
+        return _needs_dot(super().render, *args, **kwargs)
+
+    def view(self, *args, **kwargs):
+        return _needs_dot(super().view, *args, **kwargs)
+
+    def __repr__(self):
+        return f"<teachgrad.viz.Drawing with {self.node_count} nodes>"
+
+
+def _needs_dot(method, *args, **kwargs):
+    try:
+        return method(*args, **kwargs)
+    except graphviz.ExecutableNotFound:
+        raise GraphvizNotFound() from None
+
+
+def _no_dot_html(error, source):
+    return f"<pre>{html.escape(str(error))}</pre><pre>{html.escape(source)}</pre>"
+
+
+# --- tensors: teachgrad Variables and torch tensors look alike from here on ---
+
+def _is_tensor(x):
+    """A torch tensor, or a teachgrad Variable (anything whose `.data` is a torch tensor)."""
+    return isinstance(x, torch.Tensor) or isinstance(getattr(x, "data", None), torch.Tensor)
+
+
+def _is_node(x):
+    return not _is_tensor(x) and hasattr(x, "next_functions")
+
+
+def _as_torch(x):
+    """The plain torch tensor holding x's values."""
+    return x.detach() if isinstance(x, torch.Tensor) else x.data
+
+
+def _values(t, max_values, row_sep=", "):
+    """`3`, `[1, 2.5]` or `[[1, 0], [0, 1]]`; only the shape when there are many values.
+
+    row_sep separates the rows of a matrix: a label puts each row on its own line.
+    """
+    if t.numel() > max_values:
+        return "shape " + _shape(t)
+    return _nested(t.tolist(), row_sep)
+
+
+def _nested(v, row_sep=", "):
+    if not isinstance(v, list):
+        return format(v, ".4g")
+    sep = row_sep if v and isinstance(v[0], list) else ", "
+    return "[" + sep.join(_nested(x, row_sep) for x in v) + "]"
+
+
+def _shape(t):
+    return str(tuple(t.shape))
+
+
+def _data_key(t):
+    """What makes two tensor objects the same values in memory (a saved tensor and its source)."""
+    t = _as_torch(t)
+    return (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype, t.device)
+
+
+def _grad(x):
+    """x.grad as a torch tensor (or None), read only where torch would not warn."""
+    if not (x.is_leaf or getattr(x, "retains_grad", False)):
+        return None
+    return None if x.grad is None else _as_torch(x.grad)
+
+
+class _Names:
+    """Names for tensors: from a dict such as `locals()`, else a Variable's own `.name`."""
+
+    def __init__(self, names):
+        self.by_id, self.by_data, self.by_grad_fn = {}, {}, {}
+        for name, x in (names or {}).items():
+            if name.startswith("_") or not _is_tensor(x):
+                continue
+            self.by_id.setdefault(id(x), name)
+            self.by_data.setdefault(_data_key(x), name)
+            if x.grad_fn is not None:
+                self.by_grad_fn.setdefault(id(x.grad_fn), []).append((name, x))
+
+    def __call__(self, x):
+        name = self.by_id.get(id(x)) or self.by_data.get(_data_key(x))
+        own = getattr(x, "name", None)
+        return name or (own if isinstance(own, str) else "")
+
+
+# --- the graph as plain data, walked once ---
+
+class _Graph:
+    """Nodes (id -> kind, label lines) and edges, in the order the walk found them."""
+
+    def __init__(self, options):
+        self.options = options
+        self.nodes = {}
+        self.edges = []
+        self.op_ids = {}      # id(backward node) -> node id
+        self.ops = {}         # node id -> backward node (keeps it alive, so its id() stays unique)
+        self.saved_of = {}    # op node id -> ids of its saved-tensor nodes
+        self.leaf_of = {}     # AccumulateGrad node id -> (leaf node id, leaf, title)
+        self.grad_fn_edges = []  # (edge index, tensor) for tensor -> grad_fn edges
+
+    def add(self, kind, lines):
+        node_id = f"n{len(self.nodes)}"
+        self.nodes[node_id] = (kind, lines)
+        return node_id
+
+    def edge(self, tail, head, kind, index=None, input_nr=0):
+        self.edges.append((tail, head, kind, index, input_nr))
+
+    def tensor_lines(self, x, title, with_grad=True):
+        """Label lines for a tensor: its name and shape, its values, its grad."""
+        o = self.options
+        t = _as_torch(x)
+        head = " ".join(filter(None, [title, _shape(t) if t.ndim else ""]))
+        lines = [head] if head else []
+        if o["values"] and t.numel() <= o["max_values"]:
+            lines.append("data " + _values(t, o["max_values"], LABEL_ROW_SEP))
+        if o["grads"] and with_grad and (x.is_leaf or getattr(x, "retains_grad", False)):
+            grad = _grad(x)
+            lines.append("grad " + ("None" if grad is None else _values(grad, o["max_values"], LABEL_ROW_SEP)))
+        return lines
+
+
+def _walk(roots, names, options):
+    """Build a _Graph breadth-first from the roots, without recursion."""
+    g, name_of = _Graph(options), _Names(names)
+    queue, root_ids = deque(), {id(r) for r in roots}
+
+    def visit(fn):
+        if id(fn) not in g.op_ids:
+            g.op_ids[id(fn)] = node_id = g.add("op", [type(fn).__name__])
+            g.ops[node_id] = fn
+            queue.append((fn, node_id))
+        return g.op_ids[id(fn)]
+
+    def attach(kind, x, title):
+        node_id = g.add(kind, g.tensor_lines(x, title or (kind if kind == "output" else "")))
+        if x.grad_fn is not None:
+            g.grad_fn_edges.append((len(g.edges), x))
+            g.edge(node_id, visit(x.grad_fn), "grad_fn")
+
+    for root in roots:
+        if _is_node(root):
+            visit(root)
+        elif _is_tensor(root):
+            if options["output"]:
+                attach("output", root, name_of(root))
+            elif root.grad_fn is not None:
+                visit(root.grad_fn)
+        else:
+            raise TypeError(f"draw() takes Variables, torch tensors or graph nodes, not {type(root).__name__}")
+
+    while queue:
+        fn, node_id = queue.popleft()
+        for index, (next_fn, input_nr) in enumerate(fn.next_functions):
+            if next_fn is not None:
+                g.edge(node_id, visit(next_fn), "next", index, input_nr)
+        if options["saved"]:
+            _add_saved(g, fn, node_id, name_of)
+        leaf = getattr(fn, "variable", None)
+        if leaf is not None and options["leaves"]:
+            title = name_of(leaf)
+            leaf_id = g.add("leaf", g.tensor_lines(leaf, title))
+            g.leaf_of[node_id] = (leaf_id, leaf, title)
+            g.edge(node_id, leaf_id, "variable")
+        if options["intermediates"]:
+            for name, x in name_of.by_grad_fn.get(id(fn), ()):
+                if id(x) not in root_ids:
+                    attach("intermediate", x, name)
+    return g
+
+
+def _add_saved(g, fn, node_id, name_of):
+    """One node per saved tensor (`_saved_<name>` attributes), never merged with its source."""
+    ids = g.saved_of[node_id] = []
+    for attr in sorted(a for a in dir(fn) if a.startswith("_saved_")):
+        try:
+            value = getattr(fn, attr)
+        except RuntimeError:
+            ids.append(g.add("freed", [attr, "freed"]))
+            g.edge(node_id, ids[-1], "saved")
+            continue
+        items = [(attr, value)] if _is_tensor(value) else (
+            [(f"{attr}[{i}]", v) for i, v in enumerate(value) if _is_tensor(v)]
+            if isinstance(value, (tuple, list)) else [])
+        for title, x in items:
+            name = name_of(x)
+            ids.append(g.add("saved", g.tensor_lines(x, f"{title} = {name}" if name else title, with_grad=False)))
+            g.edge(node_id, ids[-1], "saved")
+
+
+# --- from _Graph to Drawing ---
+
+def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None):
+    """Draw g; a step frame passes per-node overrides and the gradients on edges."""
+    o = g.options
+    d = Drawing(graph_attr={"ordering": "out", "fontname": "Helvetica", "fontsize": "10"},
+                node_attr=NODE_ATTR, edge_attr={"fontname": "Helvetica", "fontsize": "9"})
+    if title:
+        d.attr(label=title, labelloc="t")
+    nodes = nodes or {}
+    for node_id, (kind, lines) in g.nodes.items():
+        kind, lines, extra = nodes.get(node_id, (kind, lines, {}))
+        if kind == "op" and not o["ops"]:
+            d.node(node_id, "", shape="point", width="0.1")
+            continue
+        d.node(node_id, "\\n".join(lines) or LEGEND[kind], **{**LOOKS[kind], **extra})
+    d.node_count = len(g.nodes)
+    for i, (tail, head, kind, index, input_nr) in enumerate(g.edges):
+        label, attrs = [], dict(EDGE_LOOKS[kind])
+        if o["edge_labels"] and kind == "next":
+            label.append(str(index))
+            if input_nr:
+                attrs["headlabel"] = str(input_nr)
+        elif o["edge_labels"] and kind in ("grad_fn", "variable"):
+            label.append(kind)
+        grad = (edge_grads or {}).get((tail, index)) if kind == "next" else (grad_fn_grads or {}).get(i)
+        if grad is not None:
+            label.append("grad " + grad)
+        d.edge(tail, head, "\\n".join(label) or None, **attrs)
+    if o["legend"]:
+        d.node("legend", _legend_html(), shape="plaintext", style="")
+    return d
+
+
+def _legend_html():
+    """One node holding a table: a swatch for each kind of node."""
+    rows = []
+    for kind, text in LEGEND.items():
+        look = LOOKS[kind]
+        rows.append(f'<tr><td bgcolor="{look.get("fillcolor", "white")}">'
+                    f'<font color="{look.get("fontcolor", "black")}">{text}</font></td></tr>')
+    return f'<<table border="0" cellborder="1" cellspacing="2">{"".join(rows)}</table>>'
+
+
+DEFAULTS = dict(ops=True, leaves=True, intermediates=True, output=True, saved=True,
+                values=True, grads=True, edge_labels=True, legend=False, max_values=8)
+
+
+def draw(*roots, names=None, title=None, **options):
+    """Draw the backward graph behind `roots` (Variables, torch tensors or grad_fn nodes).
+
+        draw(t, names=locals())                  # after `t = (p + q) * s`
+        draw(t, names=locals(), saved=False, legend=True)
+
+    names: a dict such as `locals()`, mapping variable names to tensors (names starting
+    with `_` are skipped); otherwise a Variable's own `.name` labels it.
+    Switches, all True unless said: ops (backward nodes; False draws them as dots),
+    leaves, intermediates (named non-leaf tensors), output, saved (saved tensors),
+    values, grads, edge_labels, legend (False). Tensors with more than max_values (8)
+    elements show their shape only. Returns a `Drawing` (a `graphviz.Digraph`).
+    """
+    unknown = set(options) - set(DEFAULTS)
+    if unknown:
+        raise TypeError(f"draw() got unexpected keyword argument(s) {sorted(unknown)}")
+    return _render(_walk(roots, names, {**DEFAULTS, **options}), title)
+
+
+# --- one backward pass, step by step ---
+
+def backward_steps(root, *, names=None, gradient=None, retain_graph=None, **options):
+    """Run `root.backward(gradient, retain_graph)` and return one drawing per node it ran.
+
+        steps = backward_steps(t, names=locals())
+        steps            # a table: each node, the gradients it got and those it sent
+        steps[0]         # the first node running, its outgoing gradients on the arrows
+        steps.slider()   # step through the drawings in JupyterLab
+
+    Works for teachgrad Variables (via `teachgrad.engine.record_backward`) and for torch
+    tensors (via a hook on every node). Takes the same switches as `draw`.
+    """
+    g = _walk([root], names, {**DEFAULTS, **options})
+    if isinstance(root, torch.Tensor):
+        records = _record_torch(root, g, gradient, retain_graph)
+    else:
+        from teachgrad.engine import record_backward
+        with record_backward() as records:
+            root.backward(gradient, retain_graph=retain_graph)
+    return Steps(g, list(records), bool(retain_graph))
+
+
+def _record_torch(root, g, gradient, retain_graph):
+    """torch's engine, recorded as Steps by a hook on each node it may run."""
+    records, handles = [], []
+
+    def hook_for(fn):
+        def hook(grad_inputs, grad_outputs):
+            records.append(Step(fn, _copies(grad_outputs), _copies(grad_inputs)))
+        return hook
+
+    try:
+        for fn in g.ops.values():
+            handles.append(fn.register_hook(hook_for(fn)))
+        root.backward(gradient, retain_graph=retain_graph)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return records
+
+
+def _copies(grads):
+    return tuple(None if x is None else _as_torch(x).clone() for x in grads)
+
+
+class Steps(collections.abc.Sequence):
+    """The drawings of one backward pass, one per node run, in the order they ran.
+
+    `steps[k]` shows node k running (gold), those already run (green), the gradients
+    sent so far on the arrows, leaves' grads once filled in, saved tensors freed as
+    their node runs (unless retain_graph). `steps.records` holds the raw `Step`s.
+    """
+
+    def __init__(self, graph, records, retain_graph):
+        self.graph, self.records, self.retain_graph = graph, records, retain_graph
+        self._frames = {}
+
+    def __len__(self):
+        return len(self.records)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        k = range(len(self))[k]
+        if k not in self._frames:
+            self._frames[k] = self._frame(k)
+        return self._frames[k]
+
+    def _frame(self, k):
+        g, nodes, edge_grads, grad_fn_grads = self.graph, {}, {}, {}
+        arrived = {}
+        fmt = lambda t: "None" if t is None else _values(t, g.options["max_values"])
+        for i, step in enumerate(self.records[:k + 1]):
+            op_id = g.op_ids.get(id(step.node))
+            if op_id is None:
+                continue
+            nodes[op_id] = ("op", g.nodes[op_id][1], RUNNING if i == k else DONE)
+            arrived[id(step.node)] = step.grad_outputs
+            for index, grad in enumerate(step.grad_inputs):
+                edge_grads[(op_id, index)] = fmt(grad)
+            if not self.retain_graph:
+                for saved_id in g.saved_of.get(op_id, ()):
+                    nodes[saved_id] = ("freed", [g.nodes[saved_id][1][0].split(" = ")[0], "freed"], {})
+            if op_id in g.leaf_of:
+                leaf_id, leaf, title = g.leaf_of[op_id]
+                nodes[leaf_id] = ("leaf", g.tensor_lines(leaf, title), {})
+        for edge_index, x in g.grad_fn_edges:
+            grads = arrived.get(id(x.grad_fn))
+            if grads:
+                grad_fn_grads[edge_index] = fmt(grads[getattr(x, "output_nr", 0)])
+        name = g.nodes[g.op_ids[id(self.records[k].node)]][1][0]
+        title = f"step {k + 1} of {len(self)}: {name} ({g.op_ids[id(self.records[k].node)]}) runs"
+        return _render(g, title, nodes, edge_grads, grad_fn_grads)
+
+    def __repr__(self):
+        fmt = lambda grads: "(" + ", ".join(
+            "None" if t is None else _values(t, self.graph.options["max_values"]) for t in grads
+        ) + ("," if len(grads) == 1 else "") + ")"
+        lines = [f"backward ran {len(self)} nodes:"]
+        for k, step in enumerate(self.records):
+            op_id = self.graph.op_ids.get(id(step.node), "?")
+            lines.append(f"{k + 1:>3}. {op_id} {type(step.node).__name__}: "
+                         f"grad_outputs {fmt(step.grad_outputs)} -> grad_inputs {fmt(step.grad_inputs)}")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
+        return {"text/plain": repr(self)}
+
+    def svg(self, k):
+        """Frame k as an SVG string for a web page; without `dot`, its DOT source and the hint."""
+        try:
+            svg = self[k].pipe(format="svg", encoding="utf-8")
+            return svg[svg.index("<svg"):]
+        except GraphvizNotFound as error:
+            return _no_dot_html(error, self[k].source)
+
+    def slider(self):
+        """An ipywidgets slider over the frames, the current one drawn beneath it."""
+        import ipywidgets
+
+        pick = ipywidgets.IntSlider(value=1, min=1, max=max(len(self), 1), description="step")
+        view = ipywidgets.HTML(self.svg(0) if len(self) else "")
+        pick.observe(lambda change: setattr(view, "value", self.svg(change["new"] - 1)), names="value")
+        return _slider_box(ipywidgets)([pick, view], steps=self)
+
+
+def _slider_box(ipywidgets):
+    """A VBox whose text/plain is stable (a plain widget repr would embed the whole SVG)."""
+
+    class StepsSlider(ipywidgets.VBox):
+        def __init__(self, children, steps):
+            super().__init__(children)
+            self.steps = steps
+
+        def __repr__(self):
+            return f"StepsSlider({len(self.steps)} steps)"
+
+    return StepsSlider
