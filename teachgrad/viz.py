@@ -16,6 +16,7 @@ An arrow from a node is labelled with its position in `next_functions`
 (and with the `input_nr` at its head when that is not 0).
 """
 import collections.abc
+import functools
 import html
 from collections import deque, namedtuple
 
@@ -83,6 +84,8 @@ class Drawing(graphviz.Digraph):
     def view(self, *args, **kwargs):
         return _needs_dot(super().view, *args, **kwargs)
 
+    node_count = 0
+
     def __repr__(self):
         return f"<teachgrad.viz.Drawing with {self.node_count} nodes>"
 
@@ -141,11 +144,9 @@ def _data_key(t):
     return (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype, t.device)
 
 
-def _grad(x):
-    """x.grad as a torch tensor (or None), read only where torch would not warn."""
-    if not (x.is_leaf or getattr(x, "retains_grad", False)):
-        return None
-    return None if x.grad is None else _as_torch(x.grad)
+def _shows_grad(x):
+    """Whether x.grad means something (and reading it does not make torch warn)."""
+    return x.is_leaf or getattr(x, "retains_grad", False)
 
 
 class _Names:
@@ -162,7 +163,7 @@ class _Names:
                 self.by_grad_fn.setdefault(id(x.grad_fn), []).append((name, x))
 
     def __call__(self, x):
-        name = self.by_id.get(id(x)) or self.by_data.get(_data_key(x))
+        name = self.by_id.get(id(x)) or (self.by_data and self.by_data.get(_data_key(x)))
         own = getattr(x, "name", None)
         return name or (own if isinstance(own, str) else "")
 
@@ -178,7 +179,7 @@ class _Graph:
         self.edges = []
         self.op_ids = {}      # id(backward node) -> node id
         self.ops = {}         # node id -> backward node (keeps it alive, so its id() stays unique)
-        self.saved_of = {}    # op node id -> ids of its saved-tensor nodes
+        self.saved_of = {}    # op node id -> [(saved-tensor node id, attribute)]
         self.leaf_of = {}     # AccumulateGrad node id -> (leaf node id, leaf, title)
         self.grad_fn_edges = []  # (edge index, tensor) for tensor -> grad_fn edges
 
@@ -198,9 +199,9 @@ class _Graph:
         lines = [head] if head else []
         if o["values"] and t.numel() <= o["max_values"]:
             lines.append("data " + _values(t, o["max_values"], LABEL_ROW_SEP))
-        if o["grads"] and with_grad and (x.is_leaf or getattr(x, "retains_grad", False)):
-            grad = _grad(x)
-            lines.append("grad " + ("None" if grad is None else _values(grad, o["max_values"], LABEL_ROW_SEP)))
+        if o["grads"] and with_grad and _shows_grad(x):
+            grad = "None" if x.grad is None else _values(_as_torch(x.grad), o["max_values"], LABEL_ROW_SEP)
+            lines.append("grad " + grad)
         return lines
 
 
@@ -255,55 +256,81 @@ def _walk(roots, names, options):
 
 def _add_saved(g, fn, node_id, name_of):
     """One node per saved tensor (`_saved_<name>` attributes), never merged with its source."""
-    ids = g.saved_of[node_id] = []
+    g.saved_of[node_id] = []
     for attr in sorted(a for a in dir(fn) if a.startswith("_saved_")):
         try:
             value = getattr(fn, attr)
         except RuntimeError:
-            ids.append(g.add("freed", [attr, "freed"]))
-            g.edge(node_id, ids[-1], "saved")
+            _add_saved_node(g, node_id, attr, "freed", [attr, "freed"])
             continue
-        items = [(attr, value)] if _is_tensor(value) else (
-            [(f"{attr}[{i}]", v) for i, v in enumerate(value) if _is_tensor(v)]
-            if isinstance(value, (tuple, list)) else [])
-        for title, x in items:
+        for title, x in _saved_tensors(attr, value):
             name = name_of(x)
-            ids.append(g.add("saved", g.tensor_lines(x, f"{title} = {name}" if name else title, with_grad=False)))
-            g.edge(node_id, ids[-1], "saved")
+            lines = g.tensor_lines(x, f"{title} = {name}" if name else title, with_grad=False)
+            _add_saved_node(g, node_id, title, "saved", lines)
+
+
+def _saved_tensors(attr, value):
+    """The tensors in a saved attribute: itself, the tensors of a tuple, or none (a number, None)."""
+    if _is_tensor(value):
+        return [(attr, value)]
+    if isinstance(value, (tuple, list)):
+        return [(f"{attr}[{i}]", x) for i, x in enumerate(value) if _is_tensor(x)]
+    return []
+
+
+def _add_saved_node(g, op_id, title, kind, lines):
+    saved_id = g.add(kind, lines)
+    g.saved_of[op_id].append((saved_id, title))
+    g.edge(op_id, saved_id, "saved")
 
 
 # --- from _Graph to Drawing ---
 
 def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None):
     """Draw g; a step frame passes per-node overrides and the gradients on edges."""
-    o = g.options
+    o, nodes = g.options, nodes or {}
     d = Drawing(graph_attr={"ordering": "out", "fontname": "Helvetica", "fontsize": "10"},
                 node_attr=NODE_ATTR, edge_attr={"fontname": "Helvetica", "fontsize": "9"})
     if title:
         d.attr(label=title, labelloc="t")
-    nodes = nodes or {}
     for node_id, (kind, lines) in g.nodes.items():
         kind, lines, extra = nodes.get(node_id, (kind, lines, {}))
         if kind == "op" and not o["ops"]:
-            d.node(node_id, "", shape="point", width="0.1")
-            continue
-        d.node(node_id, "\\n".join(lines) or LEGEND[kind], **{**LOOKS[kind], **extra})
-    d.node_count = len(g.nodes)
+            d.body.append(_statement(node_id, {"label": "", "shape": "point", "width": "0.1"}))
+        else:
+            label = "\\n".join(lines) or LEGEND[kind]
+            d.body.append(_statement(node_id, {"label": label, **LOOKS[kind], **extra}))
     for i, (tail, head, kind, index, input_nr) in enumerate(g.edges):
-        label, attrs = [], dict(EDGE_LOOKS[kind])
+        label, attrs = [], {}
         if o["edge_labels"] and kind == "next":
             label.append(str(index))
-            if input_nr:
-                attrs["headlabel"] = str(input_nr)
         elif o["edge_labels"] and kind in ("grad_fn", "variable"):
             label.append(kind)
         grad = (edge_grads or {}).get((tail, index)) if kind == "next" else (grad_fn_grads or {}).get(i)
         if grad is not None:
             label.append("grad " + grad)
-        d.edge(tail, head, "\\n".join(label) or None, **attrs)
+        if label:
+            attrs["label"] = "\\n".join(label)
+        if o["edge_labels"] and input_nr:
+            attrs["headlabel"] = str(input_nr)
+        d.body.append(_statement(f"{tail} -> {head}", {**attrs, **EDGE_LOOKS[kind]}))
     if o["legend"]:
-        d.node("legend", _legend_html(), shape="plaintext", style="")
+        d.body.append(_statement("legend", {"label": _legend_html(), "shape": "plaintext", "style": ""}))
+    d.node_count = len(g.nodes)
     return d
+
+
+def _statement(target, attrs):
+    """One DOT line, `n1 [label="MulBackward0" fillcolor=lightgrey]` (graphviz's node() is slower)."""
+    return f"\t{target} [" + " ".join(f"{key}={_quote(value)}" for key, value in attrs.items()) + "]\n"
+
+
+def _quote(value):
+    if value.startswith("<") and value.endswith(">"):
+        return value
+    if value.isidentifier() or value.isdigit():
+        return value
+    return '"' + value.replace('"', '\\"') + '"'
 
 
 def _legend_html():
@@ -381,6 +408,11 @@ def _record_torch(root, g, gradient, retain_graph):
     return records
 
 
+def _tuple(strings):
+    """('2', '8') as `(2, 8)`, ('1',) as `(1,)`."""
+    return "(" + ", ".join(strings) + ("," if len(strings) == 1 else "") + ")"
+
+
 def _copies(grads):
     return tuple(None if x is None else _as_torch(x).clone() for x in grads)
 
@@ -409,40 +441,35 @@ class Steps(collections.abc.Sequence):
         return self._frames[k]
 
     def _frame(self, k):
-        g, nodes, edge_grads, grad_fn_grads = self.graph, {}, {}, {}
-        arrived = {}
-        fmt = lambda t: "None" if t is None else _values(t, g.options["max_values"])
+        """The graph as it stands once node k has run."""
+        g, nodes, edge_grads, arrived = self.graph, {}, {}, {}
         for i, step in enumerate(self.records[:k + 1]):
-            op_id = g.op_ids.get(id(step.node))
-            if op_id is None:
-                continue
+            op_id = g.op_ids[id(step.node)]
             nodes[op_id] = ("op", g.nodes[op_id][1], RUNNING if i == k else DONE)
             arrived[id(step.node)] = step.grad_outputs
             for index, grad in enumerate(step.grad_inputs):
-                edge_grads[(op_id, index)] = fmt(grad)
+                edge_grads[(op_id, index)] = self._fmt(grad)
             if not self.retain_graph:
-                for saved_id in g.saved_of.get(op_id, ()):
-                    nodes[saved_id] = ("freed", [g.nodes[saved_id][1][0].split(" = ")[0], "freed"], {})
+                for saved_id, title in g.saved_of.get(op_id, ()):
+                    nodes[saved_id] = ("freed", [title, "freed"], {})
             if op_id in g.leaf_of:
                 leaf_id, leaf, title = g.leaf_of[op_id]
                 nodes[leaf_id] = ("leaf", g.tensor_lines(leaf, title), {})
-        for edge_index, x in g.grad_fn_edges:
-            grads = arrived.get(id(x.grad_fn))
-            if grads:
-                grad_fn_grads[edge_index] = fmt(grads[getattr(x, "output_nr", 0)])
-        name = g.nodes[g.op_ids[id(self.records[k].node)]][1][0]
-        title = f"step {k + 1} of {len(self)}: {name} ({g.op_ids[id(self.records[k].node)]}) runs"
+        grad_fn_grads = {i: self._fmt(arrived[id(x.grad_fn)][getattr(x, "output_nr", 0)])
+                         for i, x in g.grad_fn_edges if id(x.grad_fn) in arrived}
+        op_id = g.op_ids[id(self.records[k].node)]
+        title = f"step {k + 1} of {len(self)}: {g.nodes[op_id][1][0]} ({op_id}) runs"
         return _render(g, title, nodes, edge_grads, grad_fn_grads)
 
+    def _fmt(self, grad):
+        return "None" if grad is None else _values(grad, self.graph.options["max_values"])
+
     def __repr__(self):
-        fmt = lambda grads: "(" + ", ".join(
-            "None" if t is None else _values(t, self.graph.options["max_values"]) for t in grads
-        ) + ("," if len(grads) == 1 else "") + ")"
         lines = [f"backward ran {len(self)} nodes:"]
         for k, step in enumerate(self.records):
-            op_id = self.graph.op_ids.get(id(step.node), "?")
-            lines.append(f"{k + 1:>3}. {op_id} {type(step.node).__name__}: "
-                         f"grad_outputs {fmt(step.grad_outputs)} -> grad_inputs {fmt(step.grad_inputs)}")
+            outputs, inputs = (tuple(map(self._fmt, grads)) for grads in (step.grad_outputs, step.grad_inputs))
+            lines.append(f"{k + 1:>3}. {self.graph.op_ids[id(step.node)]} {type(step.node).__name__}: "
+                         f"grad_outputs {_tuple(outputs)} -> grad_inputs {_tuple(inputs)}")
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
@@ -463,11 +490,13 @@ class Steps(collections.abc.Sequence):
         pick = ipywidgets.IntSlider(value=1, min=1, max=max(len(self), 1), description="step")
         view = ipywidgets.HTML(self.svg(0) if len(self) else "")
         pick.observe(lambda change: setattr(view, "value", self.svg(change["new"] - 1)), names="value")
-        return _slider_box(ipywidgets)([pick, view], steps=self)
+        return _slider_class()([pick, view], steps=self)
 
 
-def _slider_box(ipywidgets):
-    """A VBox whose text/plain is stable (a plain widget repr would embed the whole SVG)."""
+@functools.cache
+def _slider_class():
+    """A VBox whose text/plain is stable (a plain widget's repr would embed the whole SVG)."""
+    import ipywidgets
 
     class StepsSlider(ipywidgets.VBox):
         def __init__(self, children, steps):
