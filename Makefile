@@ -23,11 +23,25 @@ setup-dot:
 setup-browser:
 	@scripts/system-package.sh chromium chromium "headless browser for make test-browser" || true
 
+NBVAL := $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider -q
+
 test: setup setup-browser
 	$(PY) -m pytest tests -q -p no:cacheprovider
+	$(NBVAL) notebooks
+
+# Re-run every notebook under nbval and compare with the stored outputs.
+test-notebooks: setup
+	$(NBVAL) notebooks
+
+# Re-execute every notebook and store the outputs (after changing teachgrad or a notebook).
+notebooks: setup
+	$(PY) scripts/execute_notebooks.py
+
+bench: setup
+	$(PY) benchmarks/bench.py
 
 test-unit: setup
-	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_notebooks_nbval.py -m "not browser"
+	$(PY) -m pytest tests -q -p no:cacheprovider -m "not browser"
 
 lab: setup
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser notebooks/

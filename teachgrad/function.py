@@ -201,6 +201,7 @@ class Function:
     saved_names = ()             # names for the saved tensors, shown as node._saved_<name>
     numbers_are_inputs = False   # torch wraps a Python number operand of + - * / in a tensor
     check_gradients = True       # compare what backward returns with the inputs' shapes
+    nondifferentiable_args = ()  # positions of built-ins' index/condition/target tensors: no edge
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -222,6 +223,10 @@ class Function:
         grad_on = grad_mode.is_grad_enabled()
         raw, edges, slots, needs = [], [], [], []
         for i, arg in enumerate(args):
+            if i in cls.nondifferentiable_args:
+                raw.append(arg.data if isinstance(arg, Variable) else arg)
+                needs.append(False)
+                continue
             if isinstance(arg, Variable):
                 raw.append(arg.data)
                 wants = grad_on and (arg.grad_fn is not None or arg._requires_grad)

@@ -487,10 +487,10 @@ class Variable:
         return self.reshape(-1)
 
     def contiguous(self):
-        return self if self.data.is_contiguous() else ops.Clone.apply(self)
+        return self if self.data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
 
-    def clone(self):
-        return ops.Clone.apply(self)
+    def clone(self, memory_format=torch.preserve_format):
+        return ops.Clone.apply(self, memory_format)
 
     def unsqueeze(self, dim):
         return ops.Unsqueeze.apply(self, dim)

@@ -37,6 +37,7 @@ class BinaryCrossEntropyWithLogits(Function):
     node_name = "BinaryCrossEntropyWithLogitsBackward0"
     saved_names = ("self", "target", "weight", "pos_weight")
     check_gradients = False
+    nondifferentiable_args = (2, 3)
 
     @staticmethod
     def forward(ctx, input, target, weight, pos_weight, reduction):
@@ -60,10 +61,17 @@ class BinaryCrossEntropyWithLogits(Function):
         return grad_x, grad_t, None, None, None
 
 
+def _no_grad_for(**weights):
+    for name, w in weights.items():
+        if isinstance(w, Variable) and w.requires_grad:
+            raise NotImplementedError(f"teachgrad does not differentiate with respect to `{name}`; pass {name}.detach()")
+
+
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Binary cross-entropy on logits: sigmoid and BCE in one stable step."""
     _check_reduction(reduction)
+    _no_grad_for(weight=weight, pos_weight=pos_weight)
     return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
@@ -73,6 +81,7 @@ class BinaryCrossEntropy(Function):
     node_name = "BinaryCrossEntropyBackward0"
     saved_names = ("self", "target", "weight")
     check_gradients = False
+    nondifferentiable_args = (2,)
 
     @staticmethod
     def forward(ctx, input, target, weight, reduction):
@@ -97,6 +106,7 @@ class BinaryCrossEntropy(Function):
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Binary cross-entropy on probabilities in (0, 1)."""
     _check_reduction(reduction)
+    _no_grad_for(weight=weight)
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
@@ -194,8 +204,8 @@ class NllLoss(Function):
     """Negative log-likelihood: -w[c]·x[c] for each sample's class c; reduced by the total weight."""
 
     node_name = "NllLossBackward0"
-    saved_names = ("self", "target", "weight")
     check_gradients = False
+    nondifferentiable_args = (1, 2)
 
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction):
@@ -239,10 +249,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     class_dim = 0 if input.dim() == 1 else 1
     log_p = log_softmax(input, class_dim)
     if target.is_floating_point():
-        losses = -(log_p * target if weight is None else log_p * target * weight).sum(class_dim)
-        if reduction == "mean":
-            return losses.sum() / (input.numel() // input.shape[class_dim])
-        return losses.sum() if reduction == "sum" else losses
+        weighted = log_p * target if weight is None else log_p * target * weight
+        if reduction == "none":
+            return -weighted.sum(class_dim)
+        total = -weighted.sum()
+        return ops.DivByNumber.apply(total, input.numel() // input.shape[class_dim]) if reduction == "mean" else total
     return nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
 
 

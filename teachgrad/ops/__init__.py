@@ -2,7 +2,7 @@
 operators and methods that torch tensors and Variables share, so the same formula computes
 plain gradients (handed tensors) and records a graph for higher-order ones (handed Variables).
 """
-from .arithmetic import Add, Div, Mul, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub, Sub
+from .arithmetic import Add, Div, DivByNumber, Mul, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub, Sub
 from .linalg import Addmm, Dot, Mm, Mv, matmul
 from .pointwise import Abs, Clamp, Cos, Exp, Log, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where
 from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Sum, SumDim

@@ -106,6 +106,13 @@ class Div(Function):
         return grad_a, grad_b
 
 
+class DivByNumber(Div):
+    """a / number, as torch's own kernels (not Python's `/`) record it."""
+
+    node_name = "DivBackward1"
+    numbers_are_inputs = False
+
+
 class Neg(Function):
     """-a."""
 

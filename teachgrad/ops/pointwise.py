@@ -254,8 +254,8 @@ class Where(Function):
     """where(condition, a, b): the gradient goes to a where the condition holds, else to b."""
 
     node_name = "WhereBackward0"
-    saved_names = ("condition",)
     check_gradients = False
+    nondifferentiable_args = (0,)
 
     @staticmethod
     def forward(ctx, condition, a, b):

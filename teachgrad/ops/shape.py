@@ -84,12 +84,12 @@ class Clone(Function):
     check_gradients = False
 
     @staticmethod
-    def forward(ctx, a):
-        return a.clone()
+    def forward(ctx, a, memory_format):
+        return a.clone(memory_format=memory_format)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad
+        return grad, None
 
 
 def reshape(a, shape):
@@ -97,7 +97,7 @@ def reshape(a, shape):
     try:
         a.data.view(shape)
     except RuntimeError:
-        return UnsafeView.apply(Clone.apply(a), shape)
+        return UnsafeView.apply(Clone.apply(a, torch.contiguous_format), shape)
     return View.apply(a, shape)
 
 
@@ -193,7 +193,7 @@ def place_in_zeros(grad, shape, index, accumulate):
 def _place(grad, shape, index, accumulate):
     zeros = grad.new_zeros(shape)
     if accumulate:
-        return zeros.index_put_(index, grad, accumulate=True)
+        return zeros.index_put_(index if isinstance(index, tuple) else (index,), grad, accumulate=True)
     zeros[index] = grad
     return zeros
 
@@ -247,6 +247,7 @@ class Index(_Indexing):
 
     node_name = "IndexBackward0"
     accumulate = True
+    nondifferentiable_args = (1,)
 
 
 def _plain_index(item):

@@ -1,0 +1,29 @@
+"""Shared helpers for the tests: make the same inputs for teachgrad and torch."""
+import torch
+
+import teachgrad as tg
+
+
+def pair(data, requires_grad=True, dtype=torch.float64):
+    """The same leaf as a teachgrad Variable and as a torch tensor."""
+    t = torch.as_tensor(data, dtype=dtype).clone()
+    return tg.Variable(t.clone(), requires_grad=requires_grad), t.clone().requires_grad_(requires_grad)
+
+
+def close(ours, theirs, atol=1e-10, rtol=1e-7):
+    a = ours.data if isinstance(ours, tg.Variable) else ours
+    b = theirs.detach() if isinstance(theirs, torch.Tensor) else torch.as_tensor(theirs)
+    return a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True)
+
+
+def graph_names(root):
+    """Node names reachable from a tensor's grad_fn, depth first, in next_functions order."""
+    names, stack = [], [root.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            names.append(None)
+            continue
+        names.append(type(node).__name__)
+        stack.extend(reversed([n for n, _ in node.next_functions]))
+    return names

@@ -1,0 +1,48 @@
+"""The stored notebooks: present in order, executed, and free of run-to-run noise (nbval runs them)."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+SERIES = ["00_why_autograd", "01_forward_and_backward", "02_variables_and_functions", "03_graph_and_engine",
+          "04_gradient_accumulation", "05_retain_graph", "06_no_grad_and_detach", "07_single_layer_network",
+          "08_custom_functions", "09_training", "10_higher_order", "11_devices"]
+PRESENT = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def _load(name):
+    return json.loads((NOTEBOOKS / f"{name}.ipynb").read_text())
+
+
+def test_series_is_in_order():
+    assert PRESENT == SERIES[: len(PRESENT)], "notebooks must follow the series order with no gaps"
+    assert PRESENT, "no notebooks found"
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_executed_in_order_with_outputs(name):
+    cells = [c for c in _load(name)["cells"] if c["cell_type"] == "code"]
+    counts = [c["execution_count"] for c in cells]
+    assert all(isinstance(n, int) for n in counts), f"{name}: a code cell was not executed (run `make notebooks`)"
+    assert counts == list(range(1, len(cells) + 1)), f"{name}: cells were not executed top to bottom on one kernel"
+    assert any(c["outputs"] for c in cells), f"{name}: no stored outputs"
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_no_unstable_text_in_outputs(name):
+    text = json.dumps([c.get("outputs", []) for c in _load(name)["cells"]])
+    assert not re.search(r" at 0x[0-9a-f]+", text), f"{name}: a memory address in the outputs"
+    assert "ipykernel_" not in text, f"{name}: a kernel temp path in the outputs"
+    assert "site-packages" not in text, f"{name}: a site-packages path in the outputs"
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_errors_only_where_expected(name):
+    for cell in _load(name)["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        errors = [o for o in cell["outputs"] if o["output_type"] == "error"]
+        expected = "raises-exception" in cell.get("metadata", {}).get("tags", [])
+        assert bool(errors) == expected, f"{name}: cell {cell['source'][:60]!r} error={bool(errors)} expected={expected}"
