@@ -63,10 +63,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     captured = _run(outputs, grads, retain_graph, create_graph, inputs_tuple, accumulate=False)
     result = []
-    for x, g in zip(inputs_tuple, captured):
+    for k, g in enumerate(captured):
         if g is None and not allow_unused:
             raise RuntimeError(
-                "One of the differentiated Tensors appears to not have been used in the graph. "
+                f"The differentiated Tensor at index {k} appears to not have been used in the graph. "
                 "Set allow_unused=True if this is the desired behavior."
             )
         result.append(None if g is None else _as_variable(g))

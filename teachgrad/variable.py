@@ -49,7 +49,9 @@ class Variable:
         self._retains_grad = False
         self.name = name
         if requires_grad:
-            self.requires_grad = True
+            if not (data.is_floating_point() or data.is_complex()):
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+            self._requires_grad = True
 
     @classmethod
     def _make(cls, data, grad_fn=None, output_nr=0):
@@ -77,7 +79,7 @@ class Variable:
         if self.grad_fn is not None:
             raise RuntimeError(_NOT_LEAF)
         if value and not (self.data.is_floating_point() or self.data.is_complex()):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(value)
 
     @property
