@@ -18,6 +18,7 @@ An arrow from a node is labelled with its position in `next_functions`
 import collections.abc
 import functools
 import html
+import re
 from collections import deque, namedtuple
 
 import graphviz
@@ -321,14 +322,20 @@ def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None):
 
 
 def _statement(target, attrs):
-    """One DOT line, `n1 [label="MulBackward0" fillcolor=lightgrey]` (graphviz's node() is slower)."""
+    """One DOT line, `n1 [label=MulBackward0 fillcolor=lightgrey]` (graphviz's node() is slower)."""
+    if not attrs:
+        return f"\t{target}\n"
     return f"\t{target} [" + " ".join(f"{key}={_quote(value)}" for key, value in attrs.items()) + "]\n"
 
 
+DOT_ID = re.compile(r"[A-Za-z_][A-Za-z_0-9]*|-?(\.[0-9]+|[0-9]+(\.[0-9]*)?)")
+DOT_KEYWORDS = {"node", "edge", "graph", "digraph", "subgraph", "strict"}
+
+
 def _quote(value):
-    if value.startswith("<") and value.endswith(">"):
-        return value
-    if value.isidentifier() or value.isdigit():
+    """A DOT attribute value: as is when DOT allows it, an HTML label as is, else in quotes."""
+    html_label = value.startswith("<") and value.endswith(">")
+    if html_label or (DOT_ID.fullmatch(value) and value.lower() not in DOT_KEYWORDS):
         return value
     return '"' + value.replace('"', '\\"') + '"'
 
