@@ -298,7 +298,7 @@ def _pack_saved(to_save, args, raw, outputs):
 class DelayedError(Function):
     """Stands in for the backward of a `once_differentiable` backward: differentiating it raises."""
 
-    node_name = "DelayedError"
+    node_name = "Error"
 
     @staticmethod
     def forward(ctx, grad, *graph_inputs):
