@@ -5,24 +5,31 @@
     s = tg.tensor(2.0, requires_grad=True)
     r = p + q; t = r * s
     tg.viz.draw(t, names=locals())          # shows inline in JupyterLab
+    steps = tg.viz.backward_steps(t, names=locals())   # runs t.backward(), one drawing per node
+    steps.slider()
 
-The drawing is the backward graph, walked exactly as the engine walks it: from the
-output's `grad_fn` along each node's `next_functions` down to the `AccumulateGrad`
-nodes, whose `.variable` is a leaf. Arrows point the way gradients flow.
+The drawing is the backward graph, walked as the engine walks it: from the output's
+`grad_fn` along each node's `next_functions` down to the `AccumulateGrad` nodes, whose
+`.variable` is a leaf. Arrows point the way gradients flow. Drawn again after a backward
+it shows the grads filled in and the saved tensors freed (unless retain_graph=True).
 
 Looks: green box = output, yellow box = a named intermediate tensor, blue box = leaf,
 grey oval = backward node, orange box = saved tensor (dashed and grey once freed).
 An arrow from a node is labelled with its position in `next_functions`
 (and with the `input_nr` at its head when that is not 0).
+The DOT source is the same in every process: node ids count up in the order of the walk.
 """
 import collections.abc
 import functools
 import html
 import re
-from collections import deque, namedtuple
+from collections import deque
 
 import graphviz
 import torch
+
+from .engine import Step, record_backward
+from .variable import Variable
 
 __all__ = ["draw", "backward_steps", "Drawing", "Steps", "Step", "GraphvizNotFound"]
 
@@ -32,9 +39,6 @@ INSTALL_HINT = (
     "    apt-get install graphviz              (Debian, Ubuntu)\n"
     "    brew install graphviz                 (macOS)\n"
     "    conda install -c conda-forge graphviz (conda)")
-
-Step = namedtuple("Step", "node grad_outputs grad_inputs")
-Step.__doc__ = "One node run by backward: the gradients it received and the ones it sent on its edges."
 
 NODE_ATTR = {"shape": "box", "style": "rounded,filled", "fontname": "Helvetica", "fontsize": "10"}
 LOOKS = {
@@ -68,6 +72,8 @@ class Drawing(graphviz.Digraph):
     `pipe`, `render` and `view` raise `GraphvizNotFound`.
     """
 
+    node_count = 0
+
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         bundle = {"text/plain": self.source}
         try:
@@ -84,8 +90,6 @@ class Drawing(graphviz.Digraph):
 
     def view(self, *args, **kwargs):
         return _needs_dot(super().view, *args, **kwargs)
-
-    node_count = 0
 
     def __repr__(self):
         return f"<teachgrad.viz.Drawing with {self.node_count} nodes>"
@@ -105,8 +109,7 @@ def _no_dot_html(error, source):
 # --- tensors: teachgrad Variables and torch tensors look alike from here on ---
 
 def _is_tensor(x):
-    """A torch tensor, or a teachgrad Variable (anything whose `.data` is a torch tensor)."""
-    return isinstance(x, torch.Tensor) or isinstance(getattr(x, "data", None), torch.Tensor)
+    return isinstance(x, (torch.Tensor, Variable))
 
 
 def _is_node(x):
@@ -115,7 +118,7 @@ def _is_node(x):
 
 def _as_torch(x):
     """The plain torch tensor holding x's values."""
-    return x.detach() if isinstance(x, torch.Tensor) else x.data
+    return x.data if isinstance(x, Variable) else x.detach()
 
 
 def _values(t, max_values, row_sep=", "):
@@ -142,6 +145,8 @@ def _shape(t):
 def _data_key(t):
     """What makes two tensor objects the same values in memory (a saved tensor and its source)."""
     t = _as_torch(t)
+    if t.layout != torch.strided:
+        return id(t)
     return (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype, t.device)
 
 
@@ -367,10 +372,14 @@ def draw(*roots, names=None, title=None, **options):
     values, grads, edge_labels, legend (False). Tensors with more than max_values (8)
     elements show their shape only. Returns a `Drawing` (a `graphviz.Digraph`).
     """
+    return _render(_walk(roots, names, _options(options)), title)
+
+
+def _options(options):
     unknown = set(options) - set(DEFAULTS)
     if unknown:
-        raise TypeError(f"draw() got unexpected keyword argument(s) {sorted(unknown)}")
-    return _render(_walk(roots, names, {**DEFAULTS, **options}), title)
+        raise TypeError(f"unexpected keyword argument(s) {sorted(unknown)}; the switches are {list(DEFAULTS)}")
+    return {**DEFAULTS, **options}
 
 
 # --- one backward pass, step by step ---
@@ -386,11 +395,10 @@ def backward_steps(root, *, names=None, gradient=None, retain_graph=None, **opti
     Works for teachgrad Variables (via `teachgrad.engine.record_backward`) and for torch
     tensors (via a hook on every node). Takes the same switches as `draw`.
     """
-    g = _walk([root], names, {**DEFAULTS, **options})
+    g = _walk([root], names, _options(options))
     if isinstance(root, torch.Tensor):
         records = _record_torch(root, g, gradient, retain_graph)
     else:
-        from teachgrad.engine import record_backward
         with record_backward() as records:
             root.backward(gradient, retain_graph=retain_graph)
     return Steps(g, list(records), bool(retain_graph))
@@ -469,7 +477,7 @@ class Steps(collections.abc.Sequence):
         return _render(g, title, nodes, edge_grads, grad_fn_grads)
 
     def _fmt(self, grad):
-        return "None" if grad is None else _values(grad, self.graph.options["max_values"])
+        return "None" if grad is None else _values(_as_torch(grad), self.graph.options["max_values"])
 
     def __repr__(self):
         lines = [f"backward ran {len(self)} nodes:"]

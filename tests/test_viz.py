@@ -272,10 +272,22 @@ def test_big_tensors_show_their_shape_only():
 
 
 def test_bad_arguments():
-    with pytest.raises(TypeError, match="unexpected keyword"):
+    with pytest.raises(TypeError, match="unexpected keyword argument.*colour"):
         viz.draw(tg.tensor(1.0, requires_grad=True), colour=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument.*colour"):
+        viz.backward_steps(tg.tensor(1.0, requires_grad=True), colour=True)
     with pytest.raises(TypeError, match="not list"):
         viz.draw([tg.tensor(1.0, requires_grad=True)])
+
+
+def test_two_roots_share_their_common_graph():
+    env = diamond(tg)
+    source = viz.draw(env["u"], env["v"], names=env).source
+    assert source.count("MulBackward0") == 1 and source.count("AccumulateGrad") == 1
+    assert 'n0 [label="u\\ndata 54.6" fillcolor=darkolivegreen1]' in source
+    assert 'n2 [label="v\\ndata 1.386" fillcolor=darkolivegreen1]' in source
+    assert "n0 -> n1 [label=grad_fn style=dotted]" in source and "n2 -> n3 [label=grad_fn style=dotted]" in source
+    assert "n1 -> n4 [label=0]" in source and "n3 -> n4 [label=0]" in source
 
 
 def test_draw_a_grad_fn_node_or_a_leaf():
