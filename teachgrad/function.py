@@ -220,7 +220,7 @@ class Function:
     def apply(cls, *args):
         """Run forward on the inputs' data; record the node if any input requires grad."""
         ctx = cls._backward_cls()
-        grad_on = grad_mode.is_grad_enabled()
+        grad_on = grad_mode._state.enabled
         raw, edges, slots, needs = [], [], [], []
         for i, arg in enumerate(args):
             if i in cls.nondifferentiable_args:
@@ -242,11 +242,14 @@ class Function:
         requires_grad = True in needs
         ctx.needs_input_grad = tuple(needs)
 
-        grad_mode._set_enabled(False)
-        try:
+        if grad_on:  # forward runs on plain tensors with grad mode off, as in torch
+            grad_mode._state.enabled = False
+            try:
+                output = cls.forward(ctx, *raw)
+            finally:
+                grad_mode._state.enabled = True
+        else:
             output = cls.forward(ctx, *raw)
-        finally:
-            grad_mode._set_enabled(grad_on)
 
         if not requires_grad:
             if isinstance(output, tuple):
@@ -275,8 +278,8 @@ class Function:
 def _wrap_output(ctx, tensor, output_nr):
     if not isinstance(tensor, torch.Tensor):
         return tensor
-    differentiable = tensor.is_floating_point() or tensor.is_complex()
-    if not differentiable or any(tensor is t for t in ctx._non_differentiable):
+    differentiable = tensor.dtype.is_floating_point or tensor.dtype.is_complex
+    if not differentiable or (ctx._non_differentiable and any(tensor is t for t in ctx._non_differentiable)):
         return Variable._make(tensor)
     return Variable._make(tensor, ctx, output_nr)
 

@@ -8,12 +8,16 @@ The flag is per thread, as in torch. Each manager also works as a decorator.
 import functools
 import threading
 
-_state = threading.local()
+class _State(threading.local):
+    enabled = True   # each new thread starts with grad mode on
+
+
+_state = _State()
 
 
 def is_grad_enabled():
     """True when operations on Variables that require grad are recorded."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set_enabled(mode):
