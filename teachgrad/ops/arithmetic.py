@@ -2,7 +2,7 @@
 import math
 
 from ..function import Function
-from .broadcast import number_or_none, shape_of, unbroadcast
+from .broadcast import number_or_none, shape_of, unbroadcast, wrapped_number
 
 
 class Add(Function):
@@ -66,15 +66,15 @@ class Mul(Function):
     def forward(ctx, a, b):
         ctx.shapes = shape_of(a), shape_of(b)
         ctx.numbers = number_or_none(a), number_or_none(b)
-        ctx.save_for_backward(a if ctx.numbers[0] is None and ctx.needs_input_grad[1] else None,
-                              b if ctx.numbers[1] is None and ctx.needs_input_grad[0] else None)
+        needs_a, needs_b = ctx.needs_input_grad
+        ctx.save_for_backward(wrapped_number(a) if needs_b else None, wrapped_number(b) if needs_a else None)
         return a * b
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        a = ctx.numbers[0] if a is None else a
-        b = ctx.numbers[1] if b is None else b
+        a = a if ctx.numbers[0] is None else ctx.numbers[0]
+        b = b if ctx.numbers[1] is None else ctx.numbers[1]
         grad_a = unbroadcast(grad * b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
         grad_b = unbroadcast(grad * a, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
@@ -92,15 +92,14 @@ class Div(Function):
     def forward(ctx, a, b):
         ctx.shapes = shape_of(a), shape_of(b)
         ctx.numbers = number_or_none(a), number_or_none(b)
-        ctx.save_for_backward(a if ctx.numbers[0] is None and ctx.needs_input_grad[1] else None,
-                              b if ctx.numbers[1] is None else None)
+        ctx.save_for_backward(wrapped_number(a) if ctx.needs_input_grad[1] else None, wrapped_number(b))
         return a / b
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        a = ctx.numbers[0] if a is None else a
-        b = ctx.numbers[1] if b is None else b
+        a = a if ctx.numbers[0] is None else ctx.numbers[0]
+        b = b if ctx.numbers[1] is None else ctx.numbers[1]
         grad_a = unbroadcast(grad / b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
         grad_b = unbroadcast(-grad * a / (b * b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b

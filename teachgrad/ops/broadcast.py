@@ -1,4 +1,5 @@
 """Broadcasting in reverse: a gradient is summed back to the shape of the input it is for."""
+import torch
 
 
 def shape_of(x):
@@ -7,8 +8,15 @@ def shape_of(x):
 
 
 def number_or_none(x):
-    """Keep a Python number operand (ops save tensors with save_for_backward instead)."""
-    return None if hasattr(x, "shape") else x
+    """A Python number operand, or None for a tensor: backward computes with the number itself."""
+    return None if isinstance(x, torch.Tensor) else x
+
+
+def wrapped_number(x):
+    """A Python number operand as the 0-dim tensor torch saves for it (shown as `_saved_other`)."""
+    if isinstance(x, torch.Tensor):
+        return x
+    return torch.tensor(x, dtype=torch.float64 if isinstance(x, float) else None)
 
 
 def unbroadcast(grad, shape):
