@@ -179,7 +179,7 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
                     node._release()
             if node._post_hooks:
                 for hook in node._post_hooks:
-                    hook(grad_inputs, tuple(grad_outputs))
+                    hook(tuple(grad_inputs), tuple(grad_outputs))
             for steps in _recorders:
                 steps.append(Step(node, _plain(grad_outputs), _plain(grad_inputs)))
 
@@ -201,7 +201,7 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
 
 def _call_node(node, grad_outputs):
     """Run one node's backward and return one gradient per edge in `next_functions`."""
-    if all(g is None for g in grad_outputs):
+    if grad_outputs.count(None) == len(grad_outputs):
         return (None,) * len(node.next_functions)
     if node._num_outputs > 1 and node.materialize_grads:
         grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
@@ -214,7 +214,7 @@ def _call_node(node, grad_outputs):
             f"function {node.name()} returned an incorrect number of gradients "
             f"(expected {len(node.needs_input_grad)}, got {len(grads)})"
         )
-    grad_inputs = tuple(grads[i] for i in slots)
+    grad_inputs = [grads[i] for i in slots]
     if node._forward_cls.check_gradients:
         _validate(node, grad_inputs)
     return grad_inputs
