@@ -20,6 +20,7 @@ node of the backward graph. As in torch, that node *is* the `ctx` forward was gi
 """
 import functools
 import itertools
+import re
 
 import torch
 
@@ -107,12 +108,12 @@ class SavedTensor:
         return Variable._make(self.data)
 
     def _modified_message(self, node):
-        kind = f"torch.{self.data.type().split('.')[-1]}" if self.data.device.type == "cpu" else self.data.type()
-        what = f"[{kind} {list(self.data.shape)}]".replace(",", "")
-        if self.output_nr is not None:
-            what += f", which is output {self.output_nr} of {node.name()},"
-        elif self.variable is not None and self.variable.grad_fn is not None:
-            what += f", which is output {self.variable._output_nr} of {self.variable.grad_fn.name()},"
+        what = f"[{self.data.type()} {list(self.data.shape)}]"
+        maker = node if self.output_nr is not None else getattr(self.variable, "grad_fn", None)
+        if maker is not None:
+            output_nr = self.output_nr if self.output_nr is not None else self.variable._output_nr
+            op = re.sub(r"Backward\d*$", "", maker.name())   # torch names the op: "Exp" for ExpBackward0
+            what += f", which is output {output_nr} of {op},"
         return (
             "one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: {what} is at version {self.data._version}; expected version {self.version} instead."
@@ -143,6 +144,12 @@ class BackwardNode(Node):
         as_variable = grad_mode.is_grad_enabled()
         return tuple(None if s is None else s.unpack(self, as_variable) for s in self._saved)
 
+    def _saved_tensor(self, index):
+        """One saved tensor, as `node._saved_<name>` shows it: None stays None even once freed."""
+        if self._freed and self._saved_was_none[index]:
+            return None
+        return self.saved_tensors[index]
+
     def mark_non_differentiable(self, *tensors):
         """Outputs that will never require grad (indices, masks)."""
         self._non_differentiable = tensors
@@ -153,6 +160,9 @@ class BackwardNode(Node):
 
     # --- the node API ---
 
+    def name(self):
+        return self._forward_cls.qualified_name or type(self).__name__
+
     def apply(self, *grad_outputs):
         """Run the Function's backward on the gradients of its outputs."""
         return self._forward_cls.backward(self, *grad_outputs)
@@ -160,6 +170,7 @@ class BackwardNode(Node):
     def _release(self):
         """Drop the saved tensors: what happens after backward unless retain_graph=True."""
         if self._saved:
+            self._saved_was_none = tuple(s is None for s in self._saved)
             self._saved = ()
             self._freed = True
 
@@ -167,7 +178,7 @@ class BackwardNode(Node):
         # torch exposes a node's saved tensors as attributes named `_saved_<name>`
         names = type(self)._forward_cls.saved_names
         if attr.startswith("_saved_") and attr[7:] in names:
-            return self.saved_tensors[names.index(attr[7:])]
+            return self._saved_tensor(names.index(attr[7:]))
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):
@@ -201,6 +212,7 @@ class Function:
     saved_names = ()             # names for the saved tensors, shown as node._saved_<name>
     numbers_are_inputs = False   # torch wraps a Python number operand of + - * / in a tensor
     check_gradients = True       # compare what backward returns with the inputs' shapes
+    qualified_name = None        # what node.name() says, when torch gives more than the class name
     nondifferentiable_args = ()  # positions of built-ins' index/condition/target tensors: no edge
 
     def __init_subclass__(cls, **kwargs):
@@ -286,12 +298,12 @@ def _wrap_output(ctx, tensor, output_nr):
 
 def _pack_saved(to_save, args, raw, outputs):
     saved = []
-    for tensor in to_save:
+    for k, tensor in enumerate(to_save):
         if tensor is None:
             saved.append(None)
             continue
         if not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"save_for_backward can only save variables, but argument 0 is of type {type(tensor).__name__}")
+            raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type {type(tensor).__name__}")
         output_nr = next((i for i, o in enumerate(outputs) if o is tensor), None)
         source = next((a for a, r in zip(args, raw) if r is tensor), None)
         saved.append(SavedTensor(tensor, None if output_nr is not None else source, output_nr))
@@ -302,6 +314,7 @@ class DelayedError(Function):
     """Stands in for the backward of a `once_differentiable` backward: differentiating it raises."""
 
     node_name = "Error"
+    qualified_name = "torch::autograd::Error"
 
     @staticmethod
     def forward(ctx, grad, *graph_inputs):

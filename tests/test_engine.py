@@ -442,3 +442,34 @@ def test_non_leaf_grad_is_none_without_retain_grad():
     y = x * 2
     y.sum().backward()
     assert y.grad is None and x.grad is not None
+
+
+def test_saved_none_stays_none_after_backward():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        loss = lib.nn.functional.binary_cross_entropy_with_logits(x, lib.zeros(2))
+        loss.backward()
+        return loss.grad_fn._saved_weight
+    assert both(run) == (None, None)
+
+    def freed(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        loss = lib.nn.functional.binary_cross_entropy_with_logits(x, lib.zeros(2))
+        loss.backward()
+        return loss.grad_fn._saved_self
+    raises_like_torch(freed)
+
+
+def test_modified_saved_tensor_message_names_the_op_like_torch():
+    def run(lib):
+        w = lib.ones(5, 3, requires_grad=True)
+        y = w.exp()
+        z = y.exp()
+        y.detach().mul_(2)
+        z.sum().backward()
+    with pytest.raises(RuntimeError) as theirs:
+        run(torch)
+    with pytest.raises(RuntimeError) as ours:
+        run(tg)
+    assert str(theirs.value).startswith(str(ours.value))
+    assert "[torch.FloatTensor [5, 3]], which is output 0 of Exp, is at version 1" in str(ours.value)

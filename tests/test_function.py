@@ -164,3 +164,30 @@ def test_forward_runs_without_recording():
 
     Peek.apply(tg.ones(1, requires_grad=True))
     assert seen == [False]
+
+
+def test_save_for_backward_names_the_wrong_argument():
+    class Bad(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, 2.0)
+            return x * 2
+
+    with pytest.raises(TypeError, match="argument 1 is of type float"):
+        Bad.apply(tg.ones(1, requires_grad=True))
+
+
+def test_once_differentiable_error_node_name():
+    class Double(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        @tg.once_differentiable
+        def backward(ctx, g):
+            return g * 2
+
+    x = tg.ones(2, requires_grad=True)
+    (g,) = tg.grad((Double.apply(x) ** 2).sum(), x, create_graph=True)
+    assert g.grad_fn.name() == "torch::autograd::Error"
