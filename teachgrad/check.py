@@ -155,7 +155,7 @@ def agree(ours, theirs, name="value", atol=1e-6, rtol=1e-5, quiet=False):
                 problems.append(f"{what} {getattr(ours, what)} vs torch's {getattr(theirs, what)}")
         if _node_name(ours) != _node_name(theirs):
             problems.append(f"grad_fn {_node_name(ours)} vs torch's {_node_name(theirs)}")
-        our_grad = ours.grad
+        our_grad = ours._grad
         their_grad = theirs.grad if theirs.is_leaf or theirs.retains_grad else None
         if (our_grad is None) != (their_grad is None):
             problems.append(f"grad {describe(our_grad) if our_grad is not None else None} vs torch's "
@@ -170,8 +170,8 @@ def agree(ours, theirs, name="value", atol=1e-6, rtol=1e-5, quiet=False):
         line = f"✓ {name} = {describe(a)}"
         if tracked and ours.grad_fn is not None:
             line += f"  grad_fn={_node_name(ours)}"
-        if tracked and ours.grad is not None:
-            line += f"  grad={describe(ours.grad)}"
+        if tracked and ours._grad is not None:
+            line += f"  grad={describe(ours._grad)}"
         print(line + "  (same in torch)")
 
 

@@ -54,6 +54,10 @@ class Node:
     def __repr__(self):
         return f"<{type(self).__name__}>"
 
+    def __call__(self, *grad_outputs):
+        """`node(grad)` runs the node's backward, as in torch."""
+        return self.apply(*grad_outputs)
+
     def register_hook(self, fn):
         """Call `fn(grad_inputs, grad_outputs)` each time this node has run."""
         if self._post_hooks is None:

@@ -8,6 +8,7 @@
 `grad` is filled in by backward. Every op runs a `Function` from `teachgrad.ops`.
 """
 import numbers
+import warnings
 import weakref
 
 import torch
@@ -16,6 +17,12 @@ from . import engine, function, grad_mode, ops
 from .function import AccumulateGrad
 
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Variable that is not a leaf Variable is being accessed. Its .grad attribute "
+    "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated for "
+    "a non-leaf Variable, use .retain_grad() on the non-leaf Variable. If you access the non-leaf Variable "
+    "by mistake, make sure you access the leaf Variable instead."
+)
 _NOT_LEAF = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
@@ -29,7 +36,7 @@ def _is_operand(x):
 class Variable:
     """A torch tensor that records the operations applied to it, so gradients can flow back."""
 
-    __slots__ = ("data", "grad", "grad_fn", "_requires_grad", "_output_nr", "_accumulator",
+    __slots__ = ("data", "_grad", "grad_fn", "_requires_grad", "_output_nr", "_accumulator",
                  "_retains_grad", "name", "__weakref__")
     __hash__ = object.__hash__
 
@@ -41,7 +48,7 @@ class Variable:
         elif data.requires_grad:
             data = data.detach()
         self.data = data
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
@@ -58,7 +65,7 @@ class Variable:
         """Wrap a tensor an op produced (no checks: the op made it right)."""
         v = cls.__new__(cls)
         v.data = data
-        v.grad = None
+        v._grad = None
         v.grad_fn = grad_fn
         v._requires_grad = False
         v._output_nr = output_nr
@@ -79,8 +86,21 @@ class Variable:
         if self.grad_fn is not None:
             raise RuntimeError(_NOT_LEAF)
         if value and not (self.data.is_floating_point() or self.data.is_complex()):
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._requires_grad = bool(value)
+
+    @property
+    def grad(self):
+        """The gradient backward computed for this Variable (leaves, and non-leaves that retain_grad)."""
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None and not isinstance(value, Variable):
+            value = Variable(value)
+        self._grad = value
 
     @property
     def is_leaf(self):
@@ -98,6 +118,8 @@ class Variable:
 
     def requires_grad_(self, requires_grad=True):
         """Set `requires_grad` in place and return self."""
+        if requires_grad and not self.data.is_floating_point():
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -120,11 +142,11 @@ class Variable:
         """Add `grad` into `.grad`: in place normally, out of place while recording (create_graph)."""
         if grad_mode.is_grad_enabled():
             new = grad if isinstance(grad, Variable) else Variable._make(grad)
-            self.grad = new if self.grad is None else self.grad + new
-        elif self.grad is None:
-            self.grad = Variable._make(grad.clone() if isinstance(grad, torch.Tensor) else grad.data.clone())
+            self._grad = new if self._grad is None else self._grad + new
+        elif self._grad is None:
+            self._grad = Variable._make(grad.clone() if isinstance(grad, torch.Tensor) else grad.data.clone())
         else:
-            self.grad.data.add_(grad if isinstance(grad, torch.Tensor) else grad.data)
+            self._grad.data.add_(grad if isinstance(grad, torch.Tensor) else grad.data)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this Variable with respect to the leaves and add it to their `.grad`."""
@@ -201,7 +223,13 @@ class Variable:
         return len(self.data)
 
     def __iter__(self):
+        if self.data.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
 
     def __float__(self):
         return float(self.data)

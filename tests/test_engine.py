@@ -473,3 +473,22 @@ def test_modified_saved_tensor_message_names_the_op_like_torch():
         run(tg)
     assert str(theirs.value).startswith(str(ours.value))
     assert "[torch.FloatTensor [5, 3]], which is output 0 of Exp, is at version 1" in str(ours.value)
+
+
+def test_iteration_and_numpy_conversion_like_torch():
+    import numpy as np
+    raises_like_torch(lambda lib: list(lib.tensor(1.0)))
+    raises_like_torch(lambda lib: np.asarray(lib.ones(2, requires_grad=True)))
+    rows_ours, rows_theirs = both(lambda lib: [r.sum() for r in lib.ones(3, 2, requires_grad=True)])
+    assert [type(r.grad_fn).__name__ for r in rows_ours] == [type(r.grad_fn).__name__ for r in rows_theirs]
+    assert np.asarray(tg.ones(2)).tolist() == [1.0, 1.0]
+
+
+def test_non_leaf_grad_warns_like_torch_and_nodes_are_callable():
+    for lib in (tg, torch):
+        y = lib.ones(2, requires_grad=True) * 2
+        with pytest.warns(UserWarning, match="not a leaf"):
+            assert y.grad is None
+    raises_like_torch(lambda lib: setattr(lib.tensor([1, 2]), "requires_grad", True))
+    ours, theirs = both(lambda lib: (lib.tensor(3.0, requires_grad=True) * 2).grad_fn(lib.tensor(1.0)))
+    assert close(ours[0], theirs[0])
