@@ -201,7 +201,7 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
 
 def _call_node(node, grad_outputs):
     """Run one node's backward and return one gradient per edge in `next_functions`."""
-    if grad_outputs.count(None) == len(grad_outputs):
+    if all(g is None for g in grad_outputs):   # (list.count would compare tensors with ==)
         return (None,) * len(node.next_functions)
     if node._num_outputs > 1 and node.materialize_grads:
         grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
