@@ -150,6 +150,11 @@ class BackwardNode(Node):
 
     def _saved_tensor(self, index):
         """One saved tensor, as `node._saved_<name>` shows it: None stays None even once freed."""
+        number = self.__dict__.get("numbers", (None,) * (index + 1))[index]
+        if number is not None and (self._saved or self._freed):
+            if self._freed:
+                raise RuntimeError(FREED_MESSAGE)
+            return Variable._make(torch.tensor(number, dtype=torch.float64 if isinstance(number, float) else None))
         if self._freed and self._saved_was_none[index]:
             return None
         return self.saved_tensors[index]

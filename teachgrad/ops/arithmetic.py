@@ -2,7 +2,7 @@
 import math
 
 from ..function import Function
-from .broadcast import number_or_none, shape_of, unbroadcast, wrapped_number
+from .broadcast import number_or_none, shape_of, unbroadcast
 
 
 class Add(Function):
@@ -67,7 +67,8 @@ class Mul(Function):
         ctx.shapes = shape_of(a), shape_of(b)
         ctx.numbers = number_or_none(a), number_or_none(b)
         needs_a, needs_b = ctx.needs_input_grad
-        ctx.save_for_backward(wrapped_number(a) if needs_b else None, wrapped_number(b) if needs_a else None)
+        ctx.save_for_backward(a if needs_b and ctx.numbers[0] is None else None,
+                              b if needs_a and ctx.numbers[1] is None else None)
         return a * b
 
     @staticmethod
@@ -92,7 +93,8 @@ class Div(Function):
     def forward(ctx, a, b):
         ctx.shapes = shape_of(a), shape_of(b)
         ctx.numbers = number_or_none(a), number_or_none(b)
-        ctx.save_for_backward(wrapped_number(a) if ctx.needs_input_grad[1] else None, wrapped_number(b))
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] and ctx.numbers[0] is None else None,
+                              b if ctx.numbers[1] is None else None)
         return a / b
 
     @staticmethod

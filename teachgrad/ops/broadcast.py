@@ -8,15 +8,12 @@ def shape_of(x):
 
 
 def number_or_none(x):
-    """A Python number operand, or None for a tensor: backward computes with the number itself."""
+    """A Python number operand, or None for a tensor.
+
+    Ops keep such a number in `ctx.numbers`; backward computes with it, and the node shows it as
+    the 0-dim tensor torch saves for it (`_saved_other` of `x * 3` is `tensor(3)`).
+    """
     return None if isinstance(x, torch.Tensor) else x
-
-
-def wrapped_number(x):
-    """A Python number operand as the 0-dim tensor torch saves for it (shown as `_saved_other`)."""
-    if isinstance(x, torch.Tensor):
-        return x
-    return torch.tensor(x, dtype=torch.float64 if isinstance(x, float) else None)
 
 
 def unbroadcast(grad, shape):
