@@ -23,6 +23,9 @@ setup-dot:
 setup-browser:
 	@scripts/system-package.sh chromium chromium "headless browser for make test-browser" || true
 
+# The tests and notebooks use tiny tensors: one thread each avoids thread contention on small machines.
+test test-unit test-notebooks notebooks: export OMP_NUM_THREADS = 1
+
 NBVAL := $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider -q
 
 test: setup setup-browser

@@ -107,9 +107,7 @@ def _make_grads(outputs, grads, create_graph):
                     f"has a shape of {out.shape}."
                 )
             if data.device != out.device:
-                raise RuntimeError(
-                    f"Mismatch in device: grad_output[{i}] is on {data.device} and output[{i}] is on {out.device}."
-                )
+                raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} but got {data.device}")
         if create_graph:
             made.append(g if isinstance(g, Variable) else Variable._make(data))
         else:

@@ -126,7 +126,7 @@ def _values(t, max_values, row_sep=", "):
 
     row_sep separates the rows of a matrix: a label puts each row on its own line.
     """
-    if t.numel() > max_values:
+    if t.numel() > max_values or t.is_meta:   # a meta tensor has a shape but no values
         return "shape " + _shape(t)
     return _nested(t.tolist(), row_sep)
 
@@ -145,7 +145,7 @@ def _shape(t):
 def _data_key(t):
     """What makes two tensor objects the same values in memory (a saved tensor and its source)."""
     t = _as_torch(t)
-    if t.layout != torch.strided:
+    if t.layout != torch.strided or t.is_meta:   # meta tensors have no memory: every data_ptr is 0
         return id(t)
     return (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype, t.device)
 

@@ -492,3 +492,7 @@ def test_non_leaf_grad_warns_like_torch_and_nodes_are_callable():
     raises_like_torch(lambda lib: setattr(lib.tensor([1, 2]), "requires_grad", True))
     ours, theirs = both(lambda lib: (lib.tensor(3.0, requires_grad=True) * 2).grad_fn(lib.tensor(1.0)))
     assert close(ours[0], theirs[0])
+
+
+def test_gradient_on_another_device():
+    raises_like_torch(lambda lib: (lib.ones(2, device="meta", requires_grad=True) * 2).backward(lib.ones(2)))

@@ -516,3 +516,14 @@ def test_a_100000_node_chain_draws():
                          env={**os.environ, "PYTHONPATH": ROOT})
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["100003", "100000"]
+
+
+def test_meta_tensors_draw_with_shapes_and_their_own_names():
+    a = tg.randn(4, 3, device="meta", requires_grad=True)
+    b = tg.randn(4, 3, device="meta")
+    out = (a * b).sum()
+    source = viz.draw(out, names={"a": a, "b": b}).source
+    assert '"output\\ndata shape ()"' in source
+    assert '"_saved_other = b (4, 3)"' in source and "_saved_self" not in source
+    out.backward()
+    assert "grad shape (4, 3)" in viz.draw(out, names={"a": a, "b": b}).source
