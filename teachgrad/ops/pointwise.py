@@ -210,44 +210,35 @@ class Clamp(Function):
         return grad * inside, None, None
 
 
-class Maximum(Function):
-    """Element-wise max(a, b): the gradient goes to the larger; split in half on ties, as in torch."""
+class _Pick(Function):
+    """Element-wise max or min of a and b: the gradient goes to the one picked; split in half on ties."""
 
+    saved_names = ("self", "other")
+    check_gradients = False
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        ctx.shapes = shape_of(a), shape_of(b)
+        ctx.save_for_backward(a, b)
+        return cls.pick(a, b)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, b = ctx.saved_tensors
+        share = cls.picks_a(a, b) + (a == b) * 0.5
+        return unbroadcast(grad * share, ctx.shapes[0]), unbroadcast(grad * (1 - share), ctx.shapes[1])
+
+
+class Maximum(_Pick):
     node_name = "MaximumBackward0"
-    saved_names = ("self", "other")
-    check_gradients = False
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.shapes = shape_of(a), shape_of(b)
-        ctx.save_for_backward(a, b)
-        return a.maximum(b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        share = (a > b) + (a == b) * 0.5
-        return unbroadcast(grad * share, ctx.shapes[0]), unbroadcast(grad * (1 - share), ctx.shapes[1])
+    pick = staticmethod(torch.maximum)
+    picks_a = staticmethod(lambda a, b: a > b)
 
 
-class Minimum(Function):
-    """Element-wise min(a, b): the gradient goes to the smaller; split in half on ties."""
-
+class Minimum(_Pick):
     node_name = "MinimumBackward0"
-    saved_names = ("self", "other")
-    check_gradients = False
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.shapes = shape_of(a), shape_of(b)
-        ctx.save_for_backward(a, b)
-        return a.minimum(b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        share = (a < b) + (a == b) * 0.5
-        return unbroadcast(grad * share, ctx.shapes[0]), unbroadcast(grad * (1 - share), ctx.shapes[1])
+    pick = staticmethod(torch.minimum)
+    picks_a = staticmethod(lambda a, b: a < b)
 
 
 class Where(Function):
