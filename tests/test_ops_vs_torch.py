@@ -158,3 +158,26 @@ def test_gradcheck_away_from_kinks(case):
         x = x + torch.sign(x) * 0.1 + torch.arange(x.numel(), dtype=torch.float64).reshape(s) * 1e-3
         inputs.append(tg.Variable(x, requires_grad=True))
     assert gradcheck(lambda *xs: fn(tg, *xs), tuple(inputs))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_meta_device_shapes_graph_and_grads_match_torch(case):
+    """On torch's meta device (shapes, no data) every op records the same graph and gradient shapes."""
+    _, shapes, fn = case
+    ours_in = [tg.ones(s, dtype=torch.float64, device="meta", requires_grad=True) for s in shapes]
+    theirs_in = [torch.ones(s, dtype=torch.float64, device="meta", requires_grad=True) for s in shapes]
+    try:
+        theirs = fn(torch, *theirs_in)
+    except Exception as error:           # data-dependent ops (a boolean mask) cannot run on meta
+        with pytest.raises(type(error)):
+            fn(tg, *ours_in)
+        return
+    ours = fn(tg, *ours_in)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype and ours.device == theirs.device
+    assert graph_names(ours) == graph_names(theirs)
+    ours.backward(tg.ones_like(ours))
+    theirs.backward(torch.ones_like(theirs))
+    for a, b in zip(ours_in, theirs_in):
+        assert (a.grad is None) == (b.grad is None)
+        if b.grad is not None:
+            assert a.grad.shape == b.grad.shape and a.grad.device.type == "meta"
