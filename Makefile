@@ -51,3 +51,9 @@ lab: setup
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis
+
+# Smoke test in a real browser: JupyterLab (as `make lab` starts it) in headless Chromium runs every
+# notebook; skipped, saying what to install, when Chromium or Playwright is missing.
+test-browser: export OMP_NUM_THREADS = 1
+test-browser: setup setup-browser
+	$(PY) -m pytest tests/browser -q -p no:cacheprovider -m browser

@@ -1,0 +1,92 @@
+"""Fixtures for the browser smoke test: one JupyterLab server and one Chromium for the session.
+
+Environment:
+  TEACHGRAD_NOTEBOOKS   folder of notebooks to test (default: <repo>/notebooks)
+  TEACHGRAD_BROWSER_OUT where failure screenshots go (default: <repo>/build/browser)
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import time
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import lab_harness  # noqa: E402
+
+def _missing_browser() -> str | None:
+    if importlib.util.find_spec("playwright") is None:
+        return ("browser test skipped: the Python package playwright is not installed; "
+                "run `make setup` (or `pip install playwright`)")
+    if not shutil.which("chromium"):
+        return ("browser test skipped: no `chromium` on PATH; run `make setup-browser` as root, "
+                "or install it yourself (Debian/Ubuntu: sudo apt-get install chromium)")
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium_context():
+    """A headless Chromium (Debian's, no download) and one browser context shared by all pages."""
+    why = _missing_browser()
+    if why:
+        pytest.skip(why)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=shutil.which("chromium"),
+                                     args=lab_harness.CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            yield context
+            context.close()
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="session")
+def lab_server(chromium_context):
+    """`jupyter lab` over a temporary copy of the notebooks; stopped even when tests fail."""
+    _clock["start"] = time.monotonic()
+    with lab_harness.LabServer(lab_harness.notebook_dir()) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def notebook_runner(request, chromium_context, lab_server):
+    """Runs the selected notebooks in test order, TEACHGRAD_BROWSER_PARALLEL (default 2) at once."""
+    order = [item.callspec.params["notebook"] for item in request.session.items
+             if getattr(item, "callspec", None) and item.callspec.params.get("notebook")]
+    parallel = int(os.environ.get("TEACHGRAD_BROWSER_PARALLEL") or min(2, os.cpu_count() or 1))
+    runner = lab_harness.Runner(chromium_context, lab_server, lab_harness.notebook_dir(), order,
+                                parallel=parallel, screenshot_dir=lab_harness.screenshot_dir())
+    yield runner
+    runner.close()
+
+
+_timings: list[lab_harness.Report] = []
+_clock: dict[str, float] = {}
+
+
+@pytest.fixture
+def record_report():
+    def record(report):
+        _timings.append(report)
+        _clock["end"] = time.monotonic()
+    return record
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _timings:
+        return
+    tr = terminalreporter
+    tr.section("browser: seconds per notebook (open page / idle kernel / Run All / checks / total)")
+    for r in _timings:
+        t = r.timings
+        cols = " ".join(f"{t.get(k, float('nan')):6.1f}" for k in ("open", "kernel", "run", "check", "total"))
+        tr.write_line(f"{cols}  {r.notebook}{'' if r.ok else '  FAILED'}")
+    tr.write_line(f"{_clock['end'] - _clock['start']:6.1f}  wall, from starting JupyterLab to the last "
+                  f"notebook ({len(_timings)} notebooks; pages run side by side, so totals overlap)")
