@@ -518,6 +518,7 @@ def finish_notebook(run: NotebookRun, screenshot_dir: Path | None = None,
 
         t = time.monotonic()
         cells = page.evaluate(_CELLS_JS)
+        not_run: list[int] = []
         for i, (cell, typ) in enumerate(zip(cells, expected.cell_types)):
             if typ != "code":
                 continue
@@ -525,7 +526,7 @@ def finish_notebook(run: NotebookRun, screenshot_dir: Path | None = None,
             bad = []
             shown_error = [o for o in cell["outputs"] if o["mime"] == "application/vnd.jupyter.stderr"]
             if expected.runnable[i] and not _PROMPT_RE.match(cell["prompt"]):
-                bad.append(f"{label} did not run (prompt {cell['prompt'] or '(none)'!r})")
+                not_run.append(i)
             if shown_error and not expected.raises[i] and not expected.stored_stderr[i]:
                 tail = shown_error[-1]["text"].strip().splitlines()[-1:] or [""]
                 bad.append(f"{label} shows error output but is not tagged {RAISES_TAG}: {tail[0][:200]}")
@@ -534,6 +535,10 @@ def finish_notebook(run: NotebookRun, screenshot_dir: Path | None = None,
             if bad and first_bad_cell is None:
                 first_bad_cell = i
             problems.extend(bad)
+        if not_run:
+            problems.append(f"{len(not_run)} code cell(s) did not run (no execution number): "
+                            f"cell {', '.join(map(str, not_run))}")
+            first_bad_cell = not_run[0] if first_bad_cell is None else first_bad_cell
         graphs, graph_imgs = _visible_images(page, "image/svg+xml")
         plots, plot_imgs = _visible_images(page, "image/png")
         if graphs < expected.graphs:

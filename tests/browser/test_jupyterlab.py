@@ -88,7 +88,7 @@ def test_harness_catches_a_broken_notebook(notebook_runner, lab_server, tmp_path
     text = "\n".join(report.problems)
     assert not report.ok
     assert "cell 4 shows error output but is not tagged raises-exception: ZeroDivisionError" in text, text
-    assert "cell 5 did not run" in text, text
+    assert "1 code cell(s) did not run (no execution number): cell 5" in text, text
     assert "1 visible graph image(s)" in text and "shows 2" in text, text
     assert "cell 1" not in text, text  # the tagged cell raised, as it should
     assert "cell 2 " not in text and "cell 3 " not in text, text
