@@ -46,8 +46,9 @@ bench: setup
 test-unit: setup
 	$(PY) -m pytest tests -q -p no:cacheprovider -m "not browser"
 
+# Bound to this machine only, with token auth left on (open the URL with the token it prints).
 lab: setup
-	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser notebooks/
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis
