@@ -100,6 +100,10 @@ class SavedTensor:
         self.version = data._version
         self.output_nr = output_nr
 
+    def release(self):
+        """Let go of the tensor (backward has used it)."""
+        self.data = self.variable = None
+
     def unpack(self, node, as_variable):
         if self.data._version != self.version:
             raise RuntimeError(self._modified_message(node))
@@ -155,7 +159,7 @@ class BackwardNode(Node):
             if self._freed:
                 raise RuntimeError(FREED_MESSAGE)
             return Variable._make(torch.tensor(number, dtype=torch.float64 if isinstance(number, float) else None))
-        if self._freed and self._saved_was_none[index]:
+        if self._freed and self._saved[index] is None:
             return None
         return self.saved_tensors[index]
 
@@ -179,8 +183,9 @@ class BackwardNode(Node):
     def _release(self):
         """Drop the saved tensors: what happens after backward unless retain_graph=True."""
         if self._saved:
-            self._saved_was_none = tuple(s is None for s in self._saved)
-            self._saved = ()
+            for saved in self._saved:
+                if saved is not None:
+                    saved.release()
             self._freed = True
 
     def __getattr__(self, attr):
@@ -191,7 +196,7 @@ class BackwardNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):
-        names = self._forward_cls.saved_names if self._saved or self._freed else ()
+        names = self._forward_cls.saved_names if self._saved else ()
         return sorted(set(super().__dir__()) | {"_saved_" + n for n in names})
 
 
