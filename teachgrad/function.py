@@ -352,14 +352,16 @@ def once_differentiable(backward):
             grads = backward(ctx, *plain)
         if not grad_mode.is_grad_enabled():
             return grads
-        single = not isinstance(grads, tuple)
-        grads = (grads,) if single else grads
-        needs_graph = any(isinstance(g, Variable) and g.requires_grad for g in grad_outputs)
-        wrapped = tuple(
-            None if g is None else (DelayedError.apply(Variable._make(g), *(x for x in grad_outputs if isinstance(x, Variable))) if needs_graph else Variable._make(g))
-            for g in grads
-        )
-        return wrapped[0] if single else wrapped
+        graph_inputs = [g for g in grad_outputs if isinstance(g, Variable) and g.requires_grad]
+
+        def guarded(grad):
+            """The gradient, joined to the graph through a node that refuses to be differentiated."""
+            grad = Variable._make(grad)
+            return DelayedError.apply(grad, *graph_inputs) if graph_inputs else grad
+
+        if not isinstance(grads, tuple):
+            return None if grads is None else guarded(grads)
+        return tuple(None if g is None else guarded(g) for g in grads)
 
     return wrapper
 

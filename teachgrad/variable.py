@@ -648,13 +648,13 @@ class Variable:
         """Write into part of the data. Only outside the graph: torch's CopySlices is not taught here."""
         if grad_mode.is_grad_enabled() and (self.requires_grad or (isinstance(value, Variable) and value.requires_grad)):
             if self.grad_fn is None and self._requires_grad:
-                raise RuntimeError(_LEAF_INPLACE)
+                raise RuntimeError("a view of " + _LEAF_INPLACE)
             raise NotImplementedError(
                 "teachgrad does not record writes into part of a Variable that requires grad; "
                 "build the result with ops (e.g. tg.cat, tg.where) or write under tg.no_grad()"
             )
-        self.data[ops.shape._plain_index(index) if not isinstance(index, tuple) else tuple(ops.shape._plain_index(i) for i in index)] = (
-            value.data if isinstance(value, Variable) else value)
+        index = tuple(map(ops.shape.plain_index, index)) if isinstance(index, tuple) else ops.shape.plain_index(index)
+        self.data[index] = value.data if isinstance(value, Variable) else value
 
 
 def _shape_arg(shape):

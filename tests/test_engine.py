@@ -498,3 +498,24 @@ def test_non_leaf_grad_warns_like_torch_and_nodes_are_callable():
 
 def test_gradient_on_another_device():
     raises_like_torch(lambda lib: (lib.ones(2, device="meta", requires_grad=True) * 2).backward(lib.ones(2)))
+
+
+def test_setitem():
+    def fill(lib):
+        x = lib.zeros(3)
+        x[1] = 5.0
+        x[lib.tensor([0, 2])] = lib.tensor([1.0, 2.0])
+        return x
+    ours, theirs = both(fill)
+    assert close(ours, theirs)
+
+    def into_leaf(lib):
+        x = lib.ones(3, requires_grad=True)
+        x[0] = 2.0
+    raises_like_torch(into_leaf)
+    y = tg.ones(3, requires_grad=True) * 2
+    with pytest.raises(NotImplementedError, match="does not record writes"):
+        y[0] = 1.0
+    with tg.no_grad():
+        y[0] = 1.0
+    assert y.tolist() == [1.0, 2.0, 2.0]

@@ -250,7 +250,8 @@ class Index(_Indexing):
     nondifferentiable_args = (1,)
 
 
-def _plain_index(item):
+def plain_index(item):
+    """An index with Variables replaced by their torch tensors (lists of them by a tensor)."""
     Variable = function.Variable
     if isinstance(item, Variable):
         return item.data
@@ -262,7 +263,7 @@ def _plain_index(item):
 def getitem(a, index):
     """a[index], recorded as torch records it: Select/Slice/Unsqueeze per dimension, or Index."""
     items = index if isinstance(index, tuple) else (index,)
-    items = tuple(_plain_index(i) for i in items)
+    items = tuple(plain_index(i) for i in items)
     if any(isinstance(i, torch.Tensor) for i in items):
         if not all(isinstance(i, torch.Tensor) for i in items):
             raise NotImplementedError(
