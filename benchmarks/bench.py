@@ -9,7 +9,7 @@
    for both. Flat per-node time means the engine does no more than linear work.
 """
 import argparse
-import statistics
+import gc
 import time
 
 import torch
@@ -18,14 +18,16 @@ import teachgrad as tg
 
 
 def timed(fn, repeats, warmup=3):
+    """The best of `repeats` runs: the least disturbed by other work on the machine."""
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(repeats):
+        gc.collect()
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return min(times)
 
 
 def mlp_step(lib, F, params, x, y):
@@ -76,7 +78,7 @@ def main():
     torch.set_num_threads(1)
     repeats = 5 if args.quick else 20
 
-    print(f"torch {torch.__version__}, 1 thread, median of {repeats} runs\n")
+    print(f"torch {torch.__version__}, 1 thread, best of {repeats} runs\n")
     print("MLP training step (4 layers, batch 64): forward + backward")
     print(f"{'width':>6} {'teachgrad ms':>13} {'torch ms':>9} {'ratio':>6}")
     for width in (4, 16, 64, 256, 1024):

@@ -6,6 +6,9 @@
    summing gradients that meet at the same input; newest node first, as torch does.
 4. A leaf's `AccumulateGrad` adds what reaches it into `.grad`.
 Without `retain_graph`, each node drops its saved tensors once it has run.
+
+A leaf's first gradient is copied into `.grad`, unless the engine knows nobody else holds that
+tensor (a built-in op has just computed it): then the leaf keeps it as it is, as torch does.
 """
 import contextlib
 import heapq
@@ -149,6 +152,7 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
             targets.setdefault(x._edge(), []).append(k)
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
+    owned = set()  # ids of buffered gradients that a built-in op computed and nobody else holds
     dependencies = _count_dependencies(buffers)
     ready = [(-node._sequence_nr, n, node) for n, node in enumerate(buffers) if node not in dependencies]
     heapq.heapify(ready)
@@ -158,6 +162,11 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
         while ready:
             node = heapq.heappop(ready)[2]
             grad_outputs = buffers.pop(node)
+            if owned:
+                ours = [id(g) in owned for g in grad_outputs]
+                owned.difference_update(id(g) for g in grad_outputs)
+            else:
+                ours = None
             if node._pre_hooks:
                 grad_outputs = _call_pre_hooks(node, grad_outputs, create_graph)
             if targets:
@@ -169,7 +178,7 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
 
             if isinstance(node, AccumulateGrad):
                 if accumulate and grad_outputs[0] is not None and (inputs is None or (node, 0) in targets):
-                    node.apply(grad_outputs[0])
+                    node.apply(grad_outputs[0], owned=bool(ours and ours[0]) and not node._pre_hooks)
                 grad_inputs = ()
             else:
                 grad_inputs = _call_node(node, grad_outputs)
@@ -181,6 +190,7 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
             for steps in _recorders:
                 steps.append(Step(node, _plain(grad_outputs), _plain(grad_inputs)))
 
+            fresh = () if create_graph else _fresh(node, grad_outputs, grad_inputs)
             for (next_node, input_nr), g in zip(node.next_functions, grad_inputs):
                 if next_node is None:
                     continue
@@ -188,13 +198,34 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
                 if buffer is None:
                     buffer = buffers[next_node] = [None] * next_node._num_outputs
                 if g is not None:
-                    buffer[input_nr] = g if buffer[input_nr] is None else buffer[input_nr] + g
+                    if buffer[input_nr] is None:
+                        buffer[input_nr] = g
+                        if id(g) in fresh:
+                            owned.add(id(g))
+                    else:
+                        owned.discard(id(buffer[input_nr]))
+                        buffer[input_nr] = buffer[input_nr] + g
+                        if not create_graph:
+                            owned.add(id(buffer[input_nr]))
                 left = dependencies[next_node] - 1
                 dependencies[next_node] = left
                 if left == 0:
                     heapq.heappush(ready, (-next_node._sequence_nr, tiebreak, next_node))
                     tiebreak += 1
     return captured
+
+
+def _fresh(node, grad_outputs, grad_inputs):
+    """Ids of the gradients a built-in node has just computed: new tensors, each sent on one edge.
+
+    Not fresh: a gradient passed through unchanged (Add's), a view (T's), one sent twice, or any
+    that a user's code could hold (a custom Function's, one a hook or a recording has seen).
+    """
+    if isinstance(node, AccumulateGrad) or node._forward_cls.check_gradients or node._post_hooks or _recorders:
+        return ()
+    arrived = {id(g) for g in grad_outputs}
+    ids = [id(g) for g in grad_inputs if g is not None and g._base is None]
+    return {i for i in ids if i not in arrived and ids.count(i) == 1}
 
 
 def _call_node(node, grad_outputs):

@@ -208,11 +208,17 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.variable = variable
 
+    @property
+    def _pre_hooks(self):
+        """The leaf's own tensor hooks, run on the gradient before it is accumulated."""
+        return {0: self.variable._hooks} if self.variable._hooks else None
+
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
-    def apply(self, grad):
-        self.variable._accumulate_grad(grad)
+    def apply(self, grad, owned=False):
+        """Add `grad` into the leaf's `.grad`; `owned`: no one else holds it, so no copy is needed."""
+        self.variable._accumulate_grad(grad, owned)
         return ()
 
 

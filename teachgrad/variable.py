@@ -14,7 +14,7 @@ import weakref
 import torch
 
 from . import engine, function, grad_mode, ops
-from .function import AccumulateGrad
+from .function import AccumulateGrad, RemovableHandle
 
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 _NON_LEAF_GRAD = (
@@ -37,7 +37,7 @@ class Variable:
     """A torch tensor that records the operations applied to it, so gradients can flow back."""
 
     __slots__ = ("data", "_grad", "grad_fn", "_requires_grad", "_output_nr", "_accumulator",
-                 "_retains_grad", "name", "__weakref__")
+                 "_retains_grad", "_hooks", "name", "__weakref__")
     __hash__ = object.__hash__
 
     def __init__(self, data, requires_grad=False, name=None):
@@ -54,6 +54,7 @@ class Variable:
         self._output_nr = 0
         self._accumulator = None
         self._retains_grad = False
+        self._hooks = None
         self.name = name
         if requires_grad:
             if not (data.is_floating_point() or data.is_complex()):
@@ -71,6 +72,7 @@ class Variable:
         v._output_nr = output_nr
         v._accumulator = None
         v._retains_grad = False
+        v._hooks = None
         v.name = None
         return v
 
@@ -138,13 +140,17 @@ class Variable:
             self._accumulator = weakref.ref(node)
         return node
 
-    def _accumulate_grad(self, grad):
-        """Add `grad` into `.grad`: in place normally, out of place while recording (create_graph)."""
+    def _accumulate_grad(self, grad, owned=False):
+        """Add `grad` into `.grad`: in place normally, out of place while recording (create_graph).
+
+        A first gradient is copied, so `.grad` shares memory with nothing else, unless `owned`.
+        """
         if grad_mode.is_grad_enabled():
             new = grad if isinstance(grad, Variable) else Variable._make(grad)
             self._grad = new if self._grad is None else self._grad + new
         elif self._grad is None:
-            self._grad = Variable._make(grad.clone() if isinstance(grad, torch.Tensor) else grad.data.clone())
+            grad = grad if isinstance(grad, torch.Tensor) else grad.data
+            self._grad = Variable._make(grad if owned else grad.clone())
         else:
             self._grad.data.add_(grad if isinstance(grad, torch.Tensor) else grad.data)
 
@@ -184,8 +190,12 @@ class Variable:
         """Call `hook(grad)` when this Variable's gradient is computed; a returned value replaces it."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        node, output_nr = self._edge()
-        return node._register_tensor_hook(output_nr, hook)
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:   # a leaf keeps its hooks: every graph reaches it through a new AccumulateGrad
+            self._hooks = []
+        self._hooks.append(hook)
+        return RemovableHandle(self._hooks, hook)
 
     # --- the tensor underneath ---
 

@@ -519,3 +519,50 @@ def test_setitem():
     with tg.no_grad():
         y[0] = 1.0
     assert y.tolist() == [1.0, 2.0, 2.0]
+
+
+def test_leaf_grad_shares_memory_with_nothing_a_user_holds():
+    """A leaf may keep a gradient without copying it only when no one else can hold that tensor."""
+    from teachgrad.engine import record_backward
+
+    def twice_more(x):
+        (x * 2).sum().backward()
+        (x * 2).sum().backward()
+        assert x.grad.tolist() == [6.0, 6.0, 6.0]
+
+    x, seen = tg.ones(3, requires_grad=True), []
+    y = x * 2
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_inputs[0]))
+    y.sum().backward()
+    twice_more(x)
+    assert seen[0].tolist() == [2.0, 2.0, 2.0], "a node hook's gradient became x.grad"
+
+    x, seen = tg.ones(3, requires_grad=True), []
+    x.register_hook(seen.append)
+    (x * 2).sum().backward()
+    twice_more(x)
+    assert seen[0].tolist() == [2.0, 2.0, 2.0], "a tensor hook's gradient became x.grad"
+
+    x = tg.ones(3, requires_grad=True)
+    with record_backward() as steps:
+        (x * 2).sum().backward()
+    twice_more(x)
+    assert steps[-1].grad_outputs[0].tolist() == [2.0, 2.0, 2.0], "a recorded gradient became x.grad"
+
+    g, z = tg.ones(3), tg.ones(3, requires_grad=True)
+    z.backward(g)
+    z.grad.add_(1)
+    assert g.tolist() == [1.0, 1.0, 1.0], "the user's gradient became z.grad"
+
+
+def test_leaf_hook_registered_before_the_graph_exists():
+    def run(lib):
+        x = lib.ones(2, requires_grad=True)
+        seen = []
+        handle = x.register_hook(lambda g: seen.append(g.tolist()) or g * 10)
+        (x * 2).sum().backward()
+        (x * 3).sum().backward()
+        handle.remove()
+        (x * 1).sum().backward()
+        return seen, x.grad.tolist()
+    assert both(run)[0] == both(run)[1] == ([[2.0, 2.0], [3.0, 3.0]], [51.0, 51.0])
