@@ -128,18 +128,19 @@ def test_mark_non_differentiable_and_multiple_outputs():
     assert x.grad.tolist() == [100.0, 1.0, 10.0]
 
 
+class Double(tg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    @tg.once_differentiable
+    def backward(ctx, g):
+        assert isinstance(g, torch.Tensor)
+        return g * 2
+
+
 def test_once_differentiable():
-    class Double(tg.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        @tg.once_differentiable
-        def backward(ctx, g):
-            assert isinstance(g, torch.Tensor)
-            return g * 2
-
     x = tg.ones(2, requires_grad=True)
     Double.apply(x).sum().backward()
     assert x.grad.tolist() == [2.0, 2.0]
@@ -178,16 +179,6 @@ def test_save_for_backward_names_the_wrong_argument():
 
 
 def test_once_differentiable_error_node_name():
-    class Double(tg.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        @tg.once_differentiable
-        def backward(ctx, g):
-            return g * 2
-
     x = tg.ones(2, requires_grad=True)
     (g,) = tg.grad((Double.apply(x) ** 2).sum(), x, create_graph=True)
     assert g.grad_fn.name() == "torch::autograd::Error"

@@ -65,15 +65,21 @@ def run(lib, leaves, steps):
     return out
 
 
-@settings(max_examples=150, deadline=None)
-@given(program)
-def test_random_graphs_match_torch(prog):
+def build_both(prog):
+    """The program's graph built twice from the same random leaves: with teachgrad and with torch."""
     shapes, steps, seed = prog
     gen = torch.Generator().manual_seed(seed)
     data = [torch.randn(s, generator=gen, dtype=torch.float64) for s in shapes]
     ours_leaves = [tg.Variable(d.clone(), requires_grad=True) for d in data]
     theirs_leaves = [d.clone().requires_grad_() for d in data]
-    ours, theirs = run(tg, ours_leaves, steps), run(torch, theirs_leaves, steps)
+    return data, ours_leaves, theirs_leaves, run(tg, ours_leaves, steps), run(torch, theirs_leaves, steps)
+
+
+@settings(max_examples=150, deadline=None)
+@given(program)
+def test_random_graphs_match_torch(prog):
+    steps = prog[1]
+    data, ours_leaves, theirs_leaves, ours, theirs = build_both(prog)
     assert close(ours, theirs)
     if not theirs.requires_grad:
         return
@@ -88,12 +94,7 @@ def test_random_graphs_match_torch(prog):
 @settings(max_examples=40, deadline=None)
 @given(program)
 def test_random_graphs_second_order_match_torch(prog):
-    shapes, steps, seed = prog
-    gen = torch.Generator().manual_seed(seed)
-    data = [torch.randn(s, generator=gen, dtype=torch.float64) for s in shapes]
-    ours_leaves = [tg.Variable(d.clone(), requires_grad=True) for d in data]
-    theirs_leaves = [d.clone().requires_grad_() for d in data]
-    ours, theirs = run(tg, ours_leaves, steps), run(torch, theirs_leaves, steps)
+    data, ours_leaves, theirs_leaves, ours, theirs = build_both(prog)
     if not theirs.requires_grad:
         return
     g_ours = tg.grad(ours, ours_leaves, create_graph=True, allow_unused=True)
