@@ -47,7 +47,9 @@ test-unit: setup
 	$(PY) -m pytest tests -q -p no:cacheprovider -m "not browser"
 
 # Bound to this machine only, with token auth left on (open the URL with the token it prints).
-lab: setup
+lab: $(STAMP)
+	@scripts/system-package.sh dot graphviz "Graphviz, draws computation graphs" || \
+		echo "Continuing without dot: graphs will show as DOT text until Graphviz is installed."
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 clean:
