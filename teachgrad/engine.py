@@ -89,8 +89,7 @@ def _as_variable(g):
 def _make_grads(outputs, grads, create_graph):
     """Check the given output gradients, and make ones for scalar outputs given none."""
     if len(grads) != len(outputs):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs" if not grads else
-                           f"got {len(grads)} tensors and {len(outputs)} gradients")
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     Variable = function.Variable
     made = []
     for i, (out, g) in enumerate(zip(outputs, grads)):

@@ -566,3 +566,10 @@ def test_leaf_hook_registered_before_the_graph_exists():
         (x * 1).sum().backward()
         return seen, x.grad.tolist()
     assert both(run)[0] == both(run)[1] == ([[2.0, 2.0], [3.0, 3.0]], [51.0, 51.0])
+
+
+def test_as_many_gradients_as_outputs():
+    def run(lib):
+        a = lib.ones(1, requires_grad=True) * 1
+        lib.autograd.backward([a, a * 2], [lib.ones(1)])
+    raises_like_torch(run)
