@@ -2,9 +2,10 @@
 
     %load_ext teachgrad.short_errors
 
-An IPython extension. An error shows the frames of the notebook's own code (the cell, and functions
-the cell defined) and the message; frames inside teachgrad or torch are left out, as IPython leaves
-out frames marked `__tracebackhide__`. At most the header, the cell's frames and the message remain.
+An IPython extension. An error shows three things: the header, the line of the cell that raised it
+(with a little context), and the message. Frames inside teachgrad, torch or functions the cell
+called are left out (IPython leaves out frames marked `__tracebackhide__` in the same spirit);
+`%unload_ext teachgrad.short_errors` brings back the whole traceback.
 """
 import os
 import re
@@ -24,16 +25,16 @@ def _is_library(tb: types.TracebackType) -> bool:
 
 
 def without_library_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """The same traceback without teachgrad's and torch's frames (None if nothing else is left)."""
-    kept = []
-    while tb is not None:
-        if not _is_library(tb):
-            kept.append(tb)
-        tb = tb.tb_next
-    short = None
-    for frame in reversed(kept):
-        short = types.TracebackType(short, frame.tb_frame, frame.tb_lasti, frame.tb_lineno)
-    return short
+    """IPython's own frame (which it skips) and the first frame after it outside teachgrad and torch:
+    the line of the cell that ran."""
+    if tb is None:
+        return None
+    user = tb.tb_next
+    while user is not None and _is_library(user):
+        user = user.tb_next
+    if user is not None:
+        user = types.TracebackType(None, user.tb_frame, user.tb_lasti, user.tb_lineno)
+    return types.TracebackType(user, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
 
 
 def _handler(shell, etype, value, tb, tb_offset=None):
@@ -45,7 +46,7 @@ def _handler(shell, etype, value, tb, tb_offset=None):
 
 
 def load_ipython_extension(ipython) -> None:
-    """Show the cell's lines with context (IPython's "Context" mode), without library frames."""
+    """Show the cell's line with context (IPython's "Context" mode) and the message, nothing deeper."""
     ipython.InteractiveTB.set_mode("Context")
     ipython.set_custom_exc((Exception,), _handler)
 
