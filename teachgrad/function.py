@@ -192,15 +192,20 @@ class BackwardNode(Node):
             self._wrapped._release()
 
     def __getattr__(self, attr):
-        # torch exposes a node's saved tensors as attributes named `_saved_<name>`
+        # torch exposes a node's saved tensors as attributes named `_saved_<name>`; a name ending
+        # in "[]" is a tuple of all the saved tensors from there on (`_saved_indices` of an index)
         names = type(self)._forward_cls.saved_names
-        if attr.startswith("_saved_") and attr[7:] in names:
-            return self._saved_tensor(names.index(attr[7:]))
+        if attr.startswith("_saved_"):
+            if attr[7:] in names:
+                return self._saved_tensor(names.index(attr[7:]))
+            if attr[7:] + "[]" in names:
+                start = names.index(attr[7:] + "[]")
+                return tuple(self._saved_tensor(i) for i in range(start, max(len(self._saved), start)))
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):
         names = self._forward_cls.saved_names if self._saved else ()
-        return sorted(set(super().__dir__()) | {"_saved_" + n for n in names})
+        return sorted(set(super().__dir__()) | {"_saved_" + n.rstrip("[]") for n in names})
 
 
 class AccumulateGrad(Node):

@@ -506,3 +506,83 @@ def test_random_programs_of_views_and_writes_match_torch(program):
     for a, b in zip(ours[1:3], theirs[1:3]):
         assert (a is None) == (b is None) and (a is None or close(a, b)), (a, b)
     assert ours[3] == theirs[3]
+
+
+def test_drawings_of_writes_through_views_match_torchs():
+    from teachgrad import viz
+
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        s = lib.tensor(2.0, requires_grad=True)
+        y = x * 1
+        y[0].mul_(s)
+        y[1, 1] = s
+        y[y > 3] = 0.0
+        v = y.t()[1]
+        return v, dict(x=x, s=s, y=y, v=v)
+
+    (ours, our_names), (theirs, their_names) = both(program)
+    dot = viz.draw(ours, names=our_names).source
+    assert dot == viz.draw(theirs, names=their_names).source
+    assert "CopySlices" in dot and "IndexPutBackward0" in dot and "AsStridedBackward0" not in dot
+
+
+GETITEMS = {
+    "index tensor": lambda y, lib: y[lib.tensor([0, 2, 0])],
+    "list": lambda y, lib: y[[2, 1]],
+    "mask": lambda y, lib: y[y > 4],
+    "row mask": lambda y, lib: y[lib.tensor([True, False, True])],
+    "slice then list": lambda y, lib: y[:, [0, 2, 2]],
+    "int then list": lambda y, lib: y[0, [0, 2]],
+    "list then slice": lambda y, lib: y[[0, 1], 1:],
+    "list, slice, list": lambda y, lib: y[[0, 2], :, None][:, 1:] if False else y[[0, 2], 1:3],
+    "two lists": lambda y, lib: y[[0, 2], [1, 3]],
+    "ellipsis then list": lambda y, lib: y[..., [3, 0]],
+}
+
+
+@pytest.mark.parametrize("name", GETITEMS)
+def test_tensor_indexing_mixed_with_basic_indexing(name):
+    """Mixed indices (`y[:, [0, 2]]`) once broke backward: index_put_ was handed a slice."""
+    read = GETITEMS[name]
+
+    def run(lib):
+        x = root(lib)
+        y = x * 1
+        r = read(y, lib)
+        (r * r).sum().backward()
+        return r, x.grad, graph_names(r), r._is_view()
+
+    ours, theirs = both(run)
+    assert close(ours[0], theirs[0]) and close(ours[1], theirs[1])
+    assert ours[2:] == theirs[2:]
+
+
+def test_index_nodes_show_and_free_their_indices_as_torch():
+    def run(lib):
+        x = root(lib)
+        r = (x * 1)[:, lib.tensor([0, 2])]
+        shown = [None if i is None else i.tolist() for i in r.grad_fn._saved_indices]
+        r.sum().backward(retain_graph=True)
+        r.sum().backward()
+        return shown, x.grad
+
+    ours, theirs = both(run)
+    assert ours[0] == theirs[0] == [None, [0, 2]]
+    assert close(ours[1], theirs[1])
+
+    def twice(lib):
+        x = root(lib)
+        r = (x * 1)[lib.tensor([0, 2])]
+        r.sum().backward()
+        r.sum().backward()
+
+    raises_like_torch(twice)
+
+    def saved_after_free(lib):
+        x = root(lib)
+        r = (x * 1)[lib.tensor([0, 2])]
+        r.sum().backward()
+        return r.grad_fn._saved_indices
+
+    raises_like_torch(saved_after_free)

@@ -200,11 +200,17 @@ def place_in_zeros(grad, shape, index, accumulate):
 
 
 def _place(grad, shape, index, accumulate):
+    """With `accumulate`, `index` is index_put_'s (tensors, None for whole dims) and repeats add up."""
     zeros = grad.new_zeros(shape)
     if accumulate:
-        return zeros.index_put_(index if isinstance(index, tuple) else (index,), grad, accumulate=True)
+        return torch.ops.aten.index_put_(zeros, list(index), grad, True)
     zeros[index] = grad
     return zeros
+
+
+def python_index(indices):
+    """index_put_'s indices (None for a dimension taken whole) as a Python index: `:` for None."""
+    return tuple(slice(None) if i is None else i for i in indices)
 
 
 class PlaceInZeros(Function):
@@ -215,7 +221,7 @@ class PlaceInZeros(Function):
 
     @staticmethod
     def forward(ctx, grad, shape, index, accumulate):
-        ctx.index = index
+        ctx.index = python_index(index) if accumulate else index
         return _place(grad, shape, index, accumulate)
 
     @staticmethod
@@ -347,12 +353,26 @@ def _join(join, Join, dim, grads):
     return Join.apply(dim, *grads)
 
 
-class Index(_Indexing):
-    """a[tensor]: positions chosen by integer or boolean tensors (repeats add up in backward)."""
+class Index(Function):
+    """a[tensors]: positions chosen by integer or boolean tensors (repeats add up in backward).
+
+    `indices` holds one entry per dimension it indexes: an index tensor, or None for one taken whole.
+    """
 
     node_name = "IndexBackward0"
-    accumulate = True
-    nondifferentiable_args = (1,)
+    check_gradients = False
+    saved_names = ("indices[]",)
+
+    @staticmethod
+    def forward(ctx, a, indices):
+        ctx.shape = a.shape
+        ctx.save_for_backward(*indices)
+        return a[python_index(indices)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        indices = tuple(plain_index(i) for i in ctx.saved_tensors)
+        return place_in_zeros(grad, ctx.shape, indices, accumulate=True), None
 
 
 def plain_index(item):
@@ -372,7 +392,7 @@ def getitem(a, index):
         return Slice.apply(a, (index,))                       # a[:] is a Slice even when it takes all
     result, tensor_indices = index_target(a, index)
     if tensor_indices is not None:
-        return Index.apply(result, tuple(slice(None) if i is None else i for i in tensor_indices))
+        return Index.apply(result, tensor_indices)
     if result is a:
         return Alias.apply(a)                                  # a[...], a[:, :]: a new view of all of a
     return result

@@ -7,6 +7,7 @@ import torch
 
 from ..function import Function
 from .broadcast import unbroadcast
+from .shape import plain_index, python_index
 
 
 class Zero(Function):
@@ -80,16 +81,19 @@ class IndexPut(Function):
 
     node_name = "IndexPutBackward0"
     check_gradients = False
+    saved_names = ("indices[]",)
 
     @staticmethod
     def forward(ctx, a, indices, values, accumulate):
-        ctx.indices, ctx.accumulate, ctx.values_shape = indices, accumulate, values.shape
+        ctx.accumulate, ctx.values_shape = accumulate, values.shape
+        ctx.save_for_backward(*indices)
         return torch.ops.aten.index_put_(a.clone(), list(indices), values, accumulate)
 
     @staticmethod
     def backward(ctx, grad):
-        grad_self = grad if ctx.accumulate else grad.where(_kept(grad, ctx.indices), 0.0)
-        picked = grad[tuple(slice(None) if i is None else i for i in ctx.indices)]
+        indices = tuple(plain_index(i) for i in ctx.saved_tensors)
+        grad_self = grad if ctx.accumulate else grad.where(_kept(grad, indices), 0.0)
+        picked = grad[python_index(indices)]
         return grad_self, None, unbroadcast(picked, ctx.values_shape), None
 
 
