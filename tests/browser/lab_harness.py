@@ -308,7 +308,10 @@ class Report:
 _CELLS_JS = """
 () => [...document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell')].map(c => ({
   code: c.classList.contains('jp-CodeCell'),
-  prompt: (c.querySelector('.jp-InputArea-prompt')?.textContent || '').trim(),
+  // a collapsed (source-hidden) solution cell shows its execution number only on its output
+  prompt: [c.querySelector('.jp-InputArea-prompt'), c.querySelector('.jp-OutputArea-prompt')]
+    .map(p => (p?.textContent || '').trim()).find(t => /^\\[\\d+\\]:$/.test(t))
+    || (c.querySelector('.jp-InputArea-prompt')?.textContent || '').trim(),
   outputs: [...c.querySelectorAll('.jp-OutputArea-output')].map(o => ({
     mime: o.dataset.mimeType || '',
     text: (o.textContent || '').slice(-400),
