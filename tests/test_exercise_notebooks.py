@@ -46,14 +46,22 @@ def test_every_notebook_has_a_checked_exercise_with_a_hidden_solution(name):
         if cell.source.startswith("## Solution"):
             continue
         assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, f"{name}: a solution is not collapsed"
-        assert cell.metadata.get("nbgrader", {}).get("solution") is True, f"{name}: no nbgrader metadata"
+        grader = cell.metadata.get("nbgrader", {})
+        assert grader.get("solution") is True and grader.get("schema_version") == 3, f"{name}: no nbgrader metadata"
+        if cell.cell_type == "markdown":   # nbgrader refuses a markdown solution cell that is not graded
+            assert grader.get("grade") is True and grader.get("points") == 0, f"{name}: markdown solution not graded"
+    grade_ids = [c.metadata["nbgrader"]["grade_id"] for c in cells if "nbgrader" in c.metadata]
+    assert len(grade_ids) == len(set(grade_ids)), f"{name}: nbgrader grade_ids must be unique"
     for cell in solutions:
         assert "### BEGIN SOLUTION" in cell.source and "### END SOLUTION" in cell.source, name
     for cell in checks:
         assert _verdict(cell) and _verdict(cell).startswith("not yet"), f"{name}: a stored check says {_verdict(cell)!r}"
     for cell in solutions:
         assert _verdict(cell) and _verdict(cell).startswith("✓ correct"), f"{name}: the solution fails its check"
-    assert not any("<details>" in c.source for c in cells if c.cell_type == "markdown"), f"{name}: a visible solution"
+    assert not any("<details>" in c.source for c in cells if c.cell_type == "markdown" and "solution" not in _tags(c)), \
+        f"{name}: a solution outside the solution cells"
+    for cell in (c for c in cells if "solution" in _tags(c) and c.cell_type == "markdown"):
+        assert cell.source.startswith(("## Solution", "<details>")), f"{name}: solution reasoning not folded"
 
 
 @pytest.mark.parametrize("name", PRESENT)
