@@ -1,8 +1,8 @@
 """`tg.autograd` mirrors `torch.autograd`: Function, backward, grad, gradcheck."""
-from .check import gradcheck
+from .check import gradcheck, gradgradcheck
 from .engine import backward, grad
 from .function import Function, once_differentiable
 from .grad_mode import enable_grad, no_grad, set_grad_enabled
 
-__all__ = ["Function", "backward", "grad", "gradcheck", "once_differentiable", "no_grad", "enable_grad",
+__all__ = ["Function", "backward", "grad", "gradcheck", "gradgradcheck", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled"]
