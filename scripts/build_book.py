@@ -52,6 +52,7 @@ values, gradients and error messages, on the subset teachgrad covers.
 
 .. automodule:: teachgrad.viz
    :members: draw, backward_steps, Drawing, Steps, GraphvizNotFound
+   :exclude-members: Step
 
 .. automodule:: teachgrad.check
    :members:
