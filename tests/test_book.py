@@ -138,17 +138,22 @@ def browser(site):
 
 
 class Page:
-    """A page of the book, with every console error and every request off this server recorded."""
+    """A browser tab on the book, recording every console error and every request off this server."""
 
-    def __init__(self, context, site, path):
-        self.problems = []
+    def __init__(self, context, site, path=None):
+        self.site, self.problems, self.path = site, [], path
         self.page = context.new_page()
-        self.page.on("console", lambda m: m.type == "error" and self.problems.append(f"console: {m.text}"))
-        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        self.page.on("requestfailed", lambda r: self.problems.append(f"request failed: {r.url}"))
+        self.page.on("console", lambda m: m.type == "error" and self.problems.append(f"{self.path}: console: {m.text}"))
+        self.page.on("pageerror", lambda e: self.problems.append(f"{self.path}: page error: {e}"))
+        self.page.on("requestfailed", lambda r: self.problems.append(f"{self.path}: request failed: {r.url}"))
         self.page.on("request", lambda r: r.url.startswith((site, "data:"))
-                     or self.problems.append(f"request outside the book: {r.url}"))
-        response = self.page.goto(site + path)
+                     or self.problems.append(f"{self.path}: request outside the book: {r.url}"))
+        if path:
+            self.open(path)
+
+    def open(self, path):
+        self.path = path
+        response = self.page.goto(self.site + path)
         assert response.ok, f"{path}: HTTP {response.status}"
 
     def visible_images(self, selector):
@@ -191,10 +196,11 @@ def test_every_notebook_has_a_page_reachable_from_the_landing_page(book, site, b
 @pytest.mark.book
 @pytest.mark.browser
 def test_each_page_has_its_launch_note_its_graphs_and_plots_and_no_console_error(book, site, browser):
-    problems = {}
+    page = Page(browser, site)
     for path in book["notebooks"]:
-        page = Page(browser, site, f"notebooks/{path.stem}.html")
+        page.open(f"notebooks/{path.stem}.html")
         assert "make lab" in page.page.inner_text(".admonition"), f"{path.stem}: no launch note"
+        assert page.page.query_selector(".prev-next-area a") is not None, f"{path.stem}: no previous/next links"
         outputs = _outputs(path)
         stored_svg = sum("image/svg+xml" in o.get("data", {}) and "text/html" not in o.get("data", {})
                          for o in outputs)
@@ -203,15 +209,10 @@ def test_each_page_has_its_launch_note_its_graphs_and_plots_and_no_console_error
         shown_png = page.visible_images("div.cell_output img[src$='.png']")
         assert shown_svg >= stored_svg, f"{path.stem}: {shown_svg} of {stored_svg} graphs visible"
         assert shown_png >= stored_png, f"{path.stem}: {shown_png} of {stored_png} plots visible"
-        if page.page.query_selector(".prev-next-area a") is None:
-            problems[path.stem] = ["no previous/next links"]
-        page.page.close()
-        if page.problems:
-            problems[path.stem] = page.problems
-    api = Page(browser, site, "api.html")
-    assert "backward_steps" in api.page.inner_text("article")
-    api.page.close()
-    assert not problems and not api.problems, (problems, api.problems)
+    page.open("api.html")
+    assert "backward_steps" in page.page.inner_text("article")
+    page.page.close()
+    assert page.problems == []
 
 
 @pytest.mark.book
