@@ -6,7 +6,7 @@
     r = p + q; t = r * s
     tg.viz.draw(t, names=locals())          # shows inline in JupyterLab
     steps = tg.viz.backward_steps(t, names=locals())   # runs t.backward(), one drawing per node
-    steps.slider()
+    steps            # in JupyterLab: a slider with prev/play/next; on a web page: steps.html()
 
 The drawing is the backward graph, walked as the engine walks it: from the output's
 `grad_fn` along each node's `next_functions` down to the `AccumulateGrad` nodes, whose
@@ -389,9 +389,10 @@ def backward_steps(root, *, names=None, gradient=None, retain_graph=None, **opti
     """Run `root.backward(gradient, retain_graph)` and return one drawing per node it ran.
 
         steps = backward_steps(t, names=locals())
-        steps            # a table: each node, the gradients it got and those it sent
+        steps            # step through the drawings (a table as text): each node, what it got and sent
         steps[0]         # the first node running, its outgoing gradients on the arrows
-        steps.slider()   # step through the drawings in JupyterLab
+        steps.caption(0) # the same in words
+        steps.html()     # the stepper as self-contained HTML, for a page with no kernel
 
     Works for teachgrad Variables (via `teachgrad.engine.record_backward`) and for torch
     tensors (via a hook on every node). Takes the same switches as `draw`.
@@ -443,7 +444,7 @@ class Steps(collections.abc.Sequence):
 
     def __init__(self, graph, records, retain_graph):
         self.graph, self.records, self.retain_graph = graph, records, retain_graph
-        self._frames = {}
+        self._frames, self._svgs = {}, {}
 
     def __len__(self):
         return len(self.records)
@@ -512,11 +513,14 @@ class Steps(collections.abc.Sequence):
 
     def svg(self, k):
         """Frame k as an SVG string for a web page; without `dot`, its DOT source and the hint."""
-        try:
-            svg = self[k].pipe(format="svg", encoding="utf-8")
-            return svg[svg.index("<svg"):]
-        except GraphvizNotFound as error:
-            return _no_dot_html(error, self[k].source)
+        k = range(len(self))[k]
+        if k not in self._svgs:
+            try:
+                svg = self[k].pipe(format="svg", encoding="utf-8")
+                self._svgs[k] = svg[svg.index("<svg"):]
+            except GraphvizNotFound as error:
+                return _no_dot_html(error, self[k].source)
+        return self._svgs[k]
 
     def html(self) -> str:
         """The stepper as one self-contained piece of HTML, for a web page with no kernel.
