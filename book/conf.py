@@ -12,7 +12,7 @@ copyright = "teachgrad authors"
 html_title = "teachgrad: autograd, rebuilt to be read"
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
-exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+exclude_patterns = ["_build", ".doctrees", "**.ipynb_checkpoints"]
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
 # Stored outputs only: the book shows what nbval checks, and builds in seconds.
