@@ -217,6 +217,8 @@ def test_each_page_has_its_launch_note_its_graphs_and_plots_and_no_console_error
         shown_png = page.visible_images("div.cell_output img[src$='.png']")
         assert shown_svg >= stored_svg, f"{path.stem}: {shown_svg} of {stored_svg} graphs visible"
         assert shown_png >= stored_png, f"{path.stem}: {shown_png} of {stored_png} plots visible"
+        dead = page.page.eval_on_selector_all(".tg-steps", "s => s.filter(x => !x.querySelector('.tg-steps-bar')).length")
+        assert dead == 0, f"{path.stem}: {dead} steppers without their slider (did their script run?)"
     page.open("api.html")
     assert "backward_steps" in page.page.inner_text("article")
     page.page.close()
