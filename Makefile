@@ -5,14 +5,14 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.teachgrad-installed
 LAB_PORT ?= 8888
 
-.PHONY: setup setup-dot setup-browser test test-unit test-notebooks test-browser lab lab-reset student notebooks bench clean
+.PHONY: setup setup-dot setup-browser test test-unit test-notebooks test-browser test-book lab lab-reset student notebooks book bench clean
 
 setup: $(STAMP) setup-dot
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check torch==2.13.0 -c constraints.txt
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,notebooks]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,notebooks,book]'
 	touch $(STAMP)
 
 # Graphviz's `dot` draws the graphs; without it teachgrad.viz still gives DOT text.
@@ -46,6 +46,16 @@ bench: setup
 
 test-unit: setup
 	$(PY) -m pytest tests -q -p no:cacheprovider -m "not browser and not notebooks"
+
+# The series as a static site in build/book/ (open build/book/index.html), from the stored outputs:
+# nothing is re-run, so run `make notebooks` first after changing teachgrad or a notebook.
+book: $(STAMP)
+	$(PY) scripts/build_book.py
+
+# The book built, served on 127.0.0.1 and read in headless Chromium; skipped, saying why, without Chromium.
+test-book: export OMP_NUM_THREADS = 1
+test-book: setup setup-browser
+	$(PY) -m pytest tests/test_book.py -q -p no:cacheprovider -m book
 
 # JupyterLab serves a working copy, work/ (git-ignored): made from notebooks/ on first run, and a notebook
 # added to the series later is copied in; a learner's edits are never overwritten (`make lab-reset` starts again).
