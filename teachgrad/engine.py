@@ -106,8 +106,6 @@ def _as_variable(g):
 
 def _make_grads(outputs, grads, create_graph):
     """Check the given output gradients, and make ones for scalar outputs given none."""
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     Variable = function.Variable
     made = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
@@ -121,7 +119,7 @@ def _make_grads(outputs, grads, create_graph):
             data = torch.ones_like(out.data, memory_format=torch.preserve_format)
         else:
             if not isinstance(g, (Variable, torch.Tensor)):
-                raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+                raise TypeError(f"gradients can be either Tensors or None, but got {_typename(g)}")
             data = g.data if isinstance(g, Variable) else g
             if data.shape != out.shape:
                 raise RuntimeError(
@@ -136,6 +134,8 @@ def _make_grads(outputs, grads, create_graph):
             made.append(data if isinstance(data, Variable) else Variable._make(data))
         else:
             made.append(data.data if isinstance(data, Variable) else data)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     return made
 
 
@@ -345,7 +345,7 @@ def _checked_user_gradients(node, grads):
             raise RuntimeError(f"function {node.name()} returned a gradient different than None at position {i + 1}, "
                                "but the corresponding forward input was not a Variable")
         if not isinstance(g, (torch.Tensor, function.Variable)):
-            raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+            raise RuntimeError(f"expected Variable or None (got {_typename(g)})")
     return grads
 
 
@@ -443,7 +443,7 @@ def _unwrap(g, create_graph):
 def _checked_hook_tuple(hook, before, result, create_graph):
     """A node hook's return value: a tuple as long as what it was given, each entry checked."""
     if not isinstance(result, tuple):
-        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+        raise TypeError(f"expected tuple, but hook returned '{_typename(result)}'")
     if len(result) != len(before):
         raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
                            f"(got {len(result)}, but expected {len(before)})")
@@ -456,7 +456,7 @@ def _checked_hook_result(hook, original, result):
     if original is None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(result, (function.Variable, torch.Tensor)):
-        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+        raise TypeError(f"expected Variable, but hook returned '{_typename(result)}'")
     if result is original:
         return result
     if result.dtype != original.dtype or result.device.type != original.device.type:
@@ -465,6 +465,11 @@ def _checked_hook_result(hook, original, result):
     if result.shape != original.shape:
         raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
     return result
+
+
+def _typename(x):
+    """A value's type as torch's messages name it (a Variable is a Tensor)."""
+    return "Tensor" if isinstance(x, function.Variable) else type(x).__name__
 
 
 def _hook_name(hook):
