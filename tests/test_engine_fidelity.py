@@ -393,14 +393,17 @@ def test_record_backward_is_per_thread_and_nests():
 def test_backward_steps_in_two_threads():
     pytest.importorskip("graphviz")
     errors, results = [], {}
+    start = threading.Barrier(2)
 
     def work(k):
         try:
             x = tg.tensor([1.0, 2.0], requires_grad=True)
             y = x
-            for _ in range(30):
+            for _ in range(300):
                 y = y * 1.0
-            results[k] = len(tg.viz.backward_steps(y.sum()))
+            start.wait()
+            steps = tg.viz.backward_steps(y.sum())
+            results[k] = len(steps), steps[len(steps) - 1].source.count("->")
         except Exception as error:  # noqa: BLE001
             errors.append(error)
 
@@ -409,4 +412,4 @@ def test_backward_steps_in_two_threads():
         w.start()
     for w in workers:
         w.join()
-    assert errors == [] and results == {0: 32, 1: 32}
+    assert errors == [] and results[0] == results[1] and results[0][0] == 302
