@@ -6,7 +6,7 @@
 """
 import torch
 
-from . import engine, grad_mode
+from . import engine
 from .variable import Variable
 
 
@@ -22,25 +22,27 @@ def _outputs(fn, inputs):
 
 
 def numerical_jacobian(fn, inputs, eps=1e-6):
-    """d output / d input by central differences: one matrix (input.numel × output.numel) per pair."""
-    with grad_mode.no_grad():
-        outputs = _outputs(fn, inputs)
-        jacobians = []
-        for x in inputs:
-            if not (isinstance(x, Variable) and x.requires_grad):
-                continue
-            columns = [torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
-            flat = x.data.view(-1)
-            for i in range(flat.numel()):
-                original = flat[i].item()
-                flat[i] = original + eps
-                plus = [o.data.reshape(-1).clone() for o in _outputs(fn, inputs)]
-                flat[i] = original - eps
-                minus = [o.data.reshape(-1).clone() for o in _outputs(fn, inputs)]
-                flat[i] = original
-                for column, p, m in zip(columns, plus, minus):
-                    column[i] = (p - m) / (2 * eps)
-            jacobians.append(columns)
+    """d output / d input by central differences: one matrix (input.numel × output.numel) per pair.
+
+    `fn` runs in the grad mode of the caller, as torch's gradcheck runs it.
+    """
+    outputs = _outputs(fn, inputs)
+    jacobians = []
+    for x in inputs:
+        if not (isinstance(x, Variable) and x.requires_grad):
+            continue
+        columns = [torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
+        flat = x.data.view(-1)
+        for i in range(flat.numel()):
+            original = flat[i].item()
+            flat[i] = original + eps
+            plus = [o.data.reshape(-1).clone() for o in _outputs(fn, inputs)]
+            flat[i] = original - eps
+            minus = [o.data.reshape(-1).clone() for o in _outputs(fn, inputs)]
+            flat[i] = original
+            for column, p, m in zip(columns, plus, minus):
+                column[i] = (p - m) / (2 * eps)
+        jacobians.append(columns)
     return jacobians
 
 
@@ -96,6 +98,31 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
             raise GradcheckError("\n".join(problems))
         return False
     return True
+
+
+def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+    """gradcheck the gradients themselves: second derivatives of `fn` against finite differences.
+
+    The function checked takes the inputs and one gradient per output and returns backward's
+    gradients, recorded with create_graph=True (as torch.autograd.gradgradcheck does).
+    """
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    outputs = _outputs(fn, inputs)
+    if grad_outputs is None:
+        grad_outputs = tuple(Variable(torch.randn_like(o.data), requires_grad=True) for o in outputs)
+    else:
+        grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
+    n = len(inputs)
+
+    def first_derivatives(*args):
+        xs, seeds = args[:n], args[n:]
+        differentiable = [x for x in xs if isinstance(x, Variable) and x.requires_grad]
+        pairs = [(o, g) for o, g in zip(_outputs(fn, xs), seeds) if o.requires_grad]
+        grads = engine.grad([o for o, _ in pairs], differentiable, [g for _, g in pairs],
+                            create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps, atol, rtol, raise_exception)
 
 
 # --- twin checks against torch ------------------------------------------------------------------

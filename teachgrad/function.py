@@ -158,7 +158,9 @@ class BackwardNode(Node):
     _saved = ()
     _to_save = ()
     _freed = False
+    _wrapped = None       # a CopySlices node's write node, released with it
     _non_differentiable = ()
+    _input_meta = ()   # (shape, dtype, device) per input, set by apply; none for nodes made without a forward
     materialize_grads = True
 
     # --- the ctx API, as in torch.autograd.function.FunctionCtx ---
@@ -210,17 +212,24 @@ class BackwardNode(Node):
                 if saved is not None:
                     saved.release()
             self._freed = True
+        if self._wrapped is not None:
+            self._wrapped._release()
 
     def __getattr__(self, attr):
-        # torch exposes a node's saved tensors as attributes named `_saved_<name>`
+        # torch exposes a node's saved tensors as attributes named `_saved_<name>`; a name ending
+        # in "[]" is a tuple of all the saved tensors from there on (`_saved_indices` of an index)
         names = type(self)._forward_cls.saved_names
-        if attr.startswith("_saved_") and attr[7:] in names:
-            return self._saved_tensor(names.index(attr[7:]))
+        if attr.startswith("_saved_"):
+            if attr[7:] in names:
+                return self._saved_tensor(names.index(attr[7:]))
+            if attr[7:] + "[]" in names:
+                start = names.index(attr[7:] + "[]")
+                return tuple(self._saved_tensor(i) for i in range(start, max(len(self._saved), start)))
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):
         names = self._forward_cls.saved_names if self._saved else ()
-        return sorted(set(super().__dir__()) | {"_saved_" + n for n in names})
+        return sorted(set(super().__dir__()) | {"_saved_" + n.rstrip("[]") for n in names})
 
 
 class AccumulateGrad(Node):
@@ -264,6 +273,7 @@ class Function:
     check_gradients = True       # a user's backward: check it returns one tensor or None per input
     qualified_name = None        # what node.name() says, when torch gives more than the class name
     nondifferentiable_args = ()  # positions of built-ins' index/condition/target tensors: no edge
+    is_view = False              # the output shares the first input's storage (see teachgrad.views)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -292,7 +302,7 @@ class Function:
             if isinstance(arg, Variable):
                 data = arg.data
                 raw.append(data)
-                wants = grad_on and (arg.grad_fn is not None or arg._requires_grad)
+                wants = grad_on and arg.requires_grad
                 edges.append(arg._edge() if wants else (None, 0))
                 metas.append((data.shape, data.dtype, data.device) if wants else None)
                 slots.append(i)
@@ -318,8 +328,12 @@ class Function:
 
         if not requires_grad:
             if isinstance(output, tuple):
-                return tuple(Variable._make(o) if isinstance(o, torch.Tensor) else o for o in output)
-            return Variable._make(output)
+                result = tuple(Variable._make(o) if isinstance(o, torch.Tensor) else o for o in output)
+            else:
+                result = Variable._make(output)
+            if cls.is_view and isinstance(args[0], Variable):
+                _mark_views(cls, args, result)
+            return result
 
         ctx.next_functions = tuple(edges)
         ctx._input_slots = tuple(slots)
@@ -338,7 +352,19 @@ class Function:
         if ctx._to_save:
             ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs)
             ctx._to_save = ()
+        if cls.is_view:
+            _mark_views(cls, args, result)
         return result
+
+
+def _mark_views(cls, args, result):
+    """Tell each output of a view op that it is a view of the input's base (see teachgrad.views)."""
+    from .views import mark_view
+    if isinstance(result, tuple):
+        for i, output in enumerate(result):
+            mark_view(output, args[0], cls.view_step(args, i), multi_output=True)
+    else:
+        mark_view(result, args[0], (cls, args[1:]))
 
 
 def _wrap_output(ctx, tensor, output_nr):

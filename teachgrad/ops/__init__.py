@@ -6,5 +6,7 @@ from .arithmetic import Add, Div, DivByNumber, Mul, Neg, Pow, PowScalarBase, Pow
 from .linalg import Addmm, Dot, Mm, Mv, matmul
 from .pointwise import Abs, Clamp, Cos, Exp, Log, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where
 from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Sum, SumDim
-from .shape import (Cat, Clone, Expand, Index, Permute, Select, Slice, Squeeze, SqueezeDim, Stack, T, ToCopy,
-                    Transpose, Unsqueeze, UnsafeView, View, getitem, reshape)
+from .shape import (Alias, Cat, Clone, Diagonal, Expand, Index, Permute, Select, Slice, Split, SplitWithSizes,
+                    Squeeze, SqueezeDim, Stack, T, ToCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem,
+                    reshape)
+from .writes import Copy, Fill, FillTensor, IndexPut, Zero
