@@ -53,8 +53,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None:
         inputs = _checked_inputs(inputs, "backward")
         for x in inputs:
-            if x.grad_fn is not None:
-                x.retain_grad()   # as torch: a non-leaf input gets its .grad through retain_grad
+            x.retain_grad()   # as torch: a non-leaf input gets its .grad this way (and one that needs none is refused)
     grads = _make_grads(tensors, _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
@@ -185,28 +184,42 @@ def _needed(roots, targets):
     return needed
 
 
-def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
-    """Run backward from `outputs`. With `capture` (grad()), return the inputs' gradients instead of filling `.grad`."""
-    buffers = {}  # node -> [gradient of each of its outputs]
+def _seed(outputs, grads):
+    """The roots' gradients, in the buffers the engine fills: node -> [gradient of each of its outputs]."""
+    buffers = {}
     for i, (out, g) in enumerate(zip(outputs, grads)):
         node, output_nr = out._edge()
         if node is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         buffer = buffers.setdefault(node, [None] * node._num_outputs)
         buffer[output_nr] = g if buffer[output_nr] is None else buffer[output_nr] + g
+    return buffers
 
-    captures = {}   # node -> [(output_nr, k)]: where grad() catches the gradient of inputs[k]
-    execute = None  # with inputs: the nodes allowed to run
-    if inputs is not None:
-        if capture:
-            for k, x in enumerate(inputs):
-                node, output_nr = x._edge()
-                captures.setdefault(node, []).append((output_nr, k))
-            needed = _needed(buffers, captures)
-            execute = needed | captures.keys()
-        else:
-            needed = _needed(buffers, {x._edge()[0] for x in inputs}) | {x._edge()[0] for x in inputs}
-            execute = needed
+
+def _exec_info(roots, inputs, capture):
+    """Which nodes run when only `inputs` are asked for; for grad(), where each input's gradient is caught.
+
+    Returns (captures, needed, execute): captures maps a node to [(output_nr, k)] for inputs[k];
+    needed nodes run; execute (None: every node) is what may be reached at all.
+    """
+    if inputs is None:
+        return {}, None, None
+    if not capture:
+        targets = {x._edge()[0] for x in inputs}
+        needed = _needed(roots, targets) | targets
+        return {}, needed, needed
+    captures = {}
+    for k, x in enumerate(inputs):
+        node, output_nr = x._edge()
+        captures.setdefault(node, []).append((output_nr, k))
+    needed = _needed(roots, captures)
+    return captures, needed, needed | captures.keys()
+
+
+def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
+    """Run backward from `outputs`. With `capture` (grad()), return the inputs' gradients instead of filling `.grad`."""
+    buffers = _seed(outputs, grads)
+    captures, needed, execute = _exec_info(buffers, inputs, capture)
     captured = [None] * (len(inputs) if capture else 0)
 
     recorders = getattr(_local, "recorders", None) or ()
@@ -232,7 +245,7 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
                     continue
 
             try:
-                grad_inputs = _call_function(node, grad_outputs, create_graph, ours)
+                grad_outputs, grad_inputs = _call_function(node, grad_outputs, create_graph, ours)
                 if not retain_graph:
                     node._release()
                 if check_nan:
@@ -279,7 +292,7 @@ def _owned_flags(owned, grad_outputs):
 
 
 def _call_function(node, grad_outputs, create_graph, ours):
-    """Run one node as torch's engine does; return one gradient per edge in `next_functions`."""
+    """Run one node as torch's engine does; return the gradients it got (after its hooks) and one per edge."""
     hooked = node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks
     if hooked:
         grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
@@ -292,7 +305,7 @@ def _call_function(node, grad_outputs, create_graph, ours):
         grad_inputs = _call_node(node, grad_outputs)
     if node._post_hooks:
         grad_inputs = _call_post_hooks(node, grad_inputs, grad_outputs, create_graph)
-    return grad_inputs
+    return grad_outputs, grad_inputs
 
 
 def _fresh(node, grad_outputs, grad_inputs):

@@ -224,6 +224,14 @@ def test_backward_inputs_with_a_non_leaf_retains_its_grad():
     same(snippet)
 
 
+def test_backward_inputs_that_need_no_grad_refused_as_torch():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        c = lib.ones(2)
+        (x * c).sum().backward(inputs=[c])
+    same(snippet)
+
+
 # --- 3. hooks --------------------------------------------------------------------------------
 
 def test_retain_grad_runs_after_all_tensor_hooks():
