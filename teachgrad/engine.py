@@ -261,12 +261,9 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
             grad_outputs = buffers.pop(node)
             ours = _owned_flags(owned, grad_outputs)
             if node in captures:
-                if node not in needed:   # caught here, not run: only its tensor hooks see the gradient
-                    grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
-                for output_nr, k in captures[node]:
-                    captured[k] = grad_outputs[output_nr]
+                _capture(node, grad_outputs, captures[node], captured, node in needed, create_graph)
                 if node not in needed:
-                    continue
+                    continue   # caught, and nothing below it is asked for
 
             try:
                 grad_outputs, grad_inputs = _call_function(node, grad_outputs, create_graph, ours)
@@ -304,6 +301,15 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
                     heapq.heappush(ready, (-next_node._sequence_nr, tiebreak, next_node))
                     tiebreak += 1
     return captured
+
+
+def _capture(node, grad_outputs, where, captured, runs, create_graph):
+    """grad() catches its inputs' gradients as they reach their node: as they arrive if the node runs
+    anyway (torch's order), else after the node's tensor hooks (the only hooks that then fire)."""
+    if not runs:
+        grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
+    for output_nr, k in where:
+        captured[k] = grad_outputs[output_nr]
 
 
 def _owned_flags(owned, grad_outputs):

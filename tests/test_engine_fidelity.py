@@ -183,6 +183,19 @@ def test_grad_catches_a_non_leaf_after_its_hooks_without_running_it():
     same(snippet)
 
 
+def test_grad_catches_a_non_leaf_after_retain_grad_too():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        z = (y * 3).sum()
+        caught = lib.autograd.grad(z, y, retain_graph=True)
+        retained = y.grad
+        again = lib.autograd.grad(z, x)              # y's node runs this time: retain_grad adds again
+        return caught, retained, y.grad, again
+    same(snippet)
+
+
 def test_grad_catches_a_leaf_after_its_hooks():
     def snippet(lib):
         x = lib.ones(2, requires_grad=True)
