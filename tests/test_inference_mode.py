@@ -127,3 +127,12 @@ def test_inference_mode_is_per_thread():
         thread.start()
         thread.join()
     assert seen == [(False, True)]
+
+
+def test_inference_mode_false_turns_grad_mode_on_as_torch():
+    def snippet(lib):
+        with lib.no_grad():
+            with lib.inference_mode(False):
+                inside = lib.is_grad_enabled()
+            return inside, lib.is_grad_enabled()
+    same(snippet)
