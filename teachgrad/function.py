@@ -396,6 +396,10 @@ class DelayedError(Function):
     def backward(ctx, *grads):
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
 
+    @staticmethod
+    def jvp(ctx, tangent, *graph_input_tangents):
+        return tangent
+
 
 def once_differentiable(backward):
     """Decorate a Function's backward that works on plain tensors only (no double backward).
