@@ -87,9 +87,9 @@ def make_dual(tensor, tangent, *, level: Optional[int] = None):
     if level < 0:
         raise RuntimeError(
             "Trying to create a dual Tensor for forward AD but no level exists, make sure to enter_dual_level() first.")
-    if not (tensor.is_floating_point() or tensor.is_complex()):
+    if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
-    if not (tangent.is_floating_point() or tangent.is_complex()):
+    if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     if level != _current_level:
         raise RuntimeError("Invalid level given to _make_dual")

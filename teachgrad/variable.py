@@ -314,8 +314,7 @@ class Variable:
         elif self._requires_grad:
             body += ", requires_grad=True"
         if forward_ad.is_dual(self):
-            tangent = repr(forward_ad.tangent_of(self)).replace("\n", "\n" + " " * len("Variable("))
-            body += f",\n       tangent={tangent}"
+            body += ", tangent=" + repr(forward_ad.tangent_of(self)).replace("\n", "\n" + " " * len("Variable("))
         return f"Variable({body})"
 
     # --- arithmetic ---
