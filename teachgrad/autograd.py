@@ -2,7 +2,7 @@
 import sys
 
 from . import autograd_functional as functional
-from . import forward_ad
+from . import forward_ad, graph
 from .check import gradcheck, gradgradcheck
 from .engine import backward, grad
 from .function import Function, once_differentiable
@@ -12,5 +12,5 @@ from .grad_mode import enable_grad, no_grad, set_grad_enabled
 sys.modules[__name__ + ".forward_ad"] = forward_ad
 sys.modules[__name__ + ".functional"] = functional
 
-__all__ = ["Function", "backward", "forward_ad", "functional", "grad", "gradcheck", "gradgradcheck",
+__all__ = ["graph", "Function", "backward", "forward_ad", "functional", "grad", "gradcheck", "gradgradcheck",
            "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled"]
