@@ -326,3 +326,17 @@ def test_no_cost_without_a_level():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     y = (x * 2).exp()
     assert y._fw_grad is None and y.grad_fn._saved_for_forward is None
+
+
+def test_viz_draws_the_tangent_next_to_the_value():
+    from teachgrad import viz
+    sources = []
+    for lib, fw in ((tg, gfw), (torch, tfw)):
+        p = (tg.tensor if lib is tg else torch.tensor)(3.0, requires_grad=True)
+        with fw.dual_level():
+            pd = fw.make_dual(p, torch.tensor(1.0))
+            t = (pd + 5.0) * 2.0
+            sources.append(viz.draw(t, names={"p": pd, "t": t}).source)
+    assert "t\\ndata 16\\ntangent 2" in sources[0]
+    assert sources[0] == sources[1]
+    assert "tangent" not in viz.draw(t, names={"t": t}).source      # outside the level: no tangent
