@@ -28,6 +28,7 @@ from collections import deque
 import graphviz
 import torch
 
+from . import forward_ad
 from .engine import Step, record_backward
 from .variable import Variable
 
@@ -218,9 +219,9 @@ class _Graph:
 def _tangent(x):
     """x's forward-mode tangent, as a torch tensor (None unless x is dual at the open level)."""
     if isinstance(x, torch.Tensor):
-        return torch.autograd.forward_ad.unpack_dual(x).tangent
-    from . import forward_ad
-    return forward_ad.tangent_of(x) if forward_ad.is_dual(x) else None
+        fw = torch.autograd.forward_ad
+        return fw.unpack_dual(x).tangent if fw._current_level >= 0 else None
+    return forward_ad.tangent_of(x) if forward_ad._current_level >= 0 else None
 
 
 def _walk(roots, names, options):
