@@ -18,7 +18,7 @@ from collections import namedtuple
 
 import torch
 
-from . import function, grad_mode
+from . import forward_ad, function, grad_mode
 from .function import AccumulateGrad
 
 Step = namedtuple("Step", "node grad_outputs grad_inputs")
@@ -135,7 +135,7 @@ def _make_grads(outputs, grads, create_graph):
                 )
             if data.device != out.device:
                 raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} but got {data.device}")
-        if create_graph:
+        if create_graph or forward_ad._current_level >= 0:   # a dual level: gradients carry tangents too
             made.append(g if isinstance(g, Variable) else Variable._make(data))
         else:
             made.append(data)

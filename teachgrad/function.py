@@ -203,7 +203,7 @@ class BackwardNode(Node):
             return self._saved_for_forward
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        as_variable = grad_mode.is_grad_enabled()
+        as_variable = grad_mode.is_grad_enabled() or forward_ad._current_level >= 0   # tangents need Variables
         return tuple(None if s is None else s.unpack(self, as_variable) for s in self._saved)
 
     def _saved_tensor(self, index):

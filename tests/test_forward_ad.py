@@ -340,3 +340,17 @@ def test_viz_draws_the_tangent_next_to_the_value():
     assert "t\\ndata 16\\ntangent 2" in sources[0]
     assert sources[0] == sources[1]
     assert "tangent" not in viz.draw(t, names={"t": t}).source      # outside the level: no tangent
+
+
+def test_gradients_carry_tangents_without_create_graph():
+    """As in torch, a backward pass inside a dual level differentiates the tangents along with it
+    (failed before: teachgrad's first-order backward ran on plain tensors and dropped them)."""
+    tangents = []
+    for lib, fw, grad in ((tg, gfw, tg.grad), (torch, tfw, torch.autograd.grad)):
+        x = (tg.tensor if lib is tg else torch.tensor)([0.3, -0.7, 1.1], dtype=torch.float64, requires_grad=True)
+        with fw.dual_level():
+            d = fw.make_dual(x, torch.tensor([1.0, 2.0, -1.0], dtype=torch.float64))
+            (g,) = grad((d.exp() * d.sigmoid() + d.tanh() * d).sum(), d)
+            assert not g.requires_grad
+            tangents.append(getattr(fw.unpack_dual(g).tangent, "data", fw.unpack_dual(g).tangent))
+    torch.testing.assert_close(tangents[0], tangents[1])
