@@ -7,7 +7,10 @@
 
 Each op carries a `jvp(ctx, *tangents)` beside its forward and backward: the tangents of its inputs
 in, the tangent of its output out. `Function.apply` calls it only while a dual level is open and
-an input has a tangent; otherwise the only cost is the check `_current_level >= 0`.
+an input has a tangent; otherwise the only cost is the check `_current_level >= 0`. A user's
+Function keeps what its jvp needs with `ctx.save_for_forward`, as in torch; a built-in's jvp reads
+the forward's inputs and output as `ctx._primals` and `ctx._result`, as the formulas of torch's
+derivatives.yaml read `self_p` and `result`.
 
 A Variable keeps its tangent in the slot `_fw_grad` as `(level, tangent)`. A view with no tangent
 of its own sees its base's tangent through the same view, and an in-place op writes the new

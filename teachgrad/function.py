@@ -199,8 +199,8 @@ class BackwardNode(Node):
     @property
     def saved_tensors(self):
         """The tensors given to `save_for_backward` (in `jvp`: to `save_for_forward`), checked to be unmodified."""
-        if self._in_jvp:
-            return self._saved_for_forward
+        if self._in_jvp:                 # torch: only what save_for_forward kept, () if nothing
+            return self._saved_for_forward or ()
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
         as_variable = grad_mode.is_grad_enabled() or forward_ad._current_level >= 0   # tangents need Variables

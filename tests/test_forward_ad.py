@@ -32,6 +32,13 @@ def _setitem(x, y):
     return z
 
 
+def _write_dual_into_plain_view(x, y):
+    z = _lib(x).zeros(2, 3, dtype=torch.float64)       # no tangent: its row 1 gets y's
+    z[1] = y
+    z[0, 1:].mul_(x[0, :2])
+    return z
+
+
 def _inplace_into_plain(x, y):
     z = (x * 0).detach() + 1          # no tangent of its own: add_ gives it y's
     z.add_(y)
@@ -93,6 +100,7 @@ CASES = {
     "index_put_": (lambda x, y: (x * 1).index_put_((torch.tensor([0, 1]),), y), A, B),
     "write_through_view": (_write_through_view, A, B), "setitem": (_setitem, A, B),
     "inplace_into_plain": (_inplace_into_plain, A, B),
+    "write_dual_into_plain_view": (_write_dual_into_plain_view, A, B),
 }
 
 
@@ -354,3 +362,31 @@ def test_gradients_carry_tangents_without_create_graph():
             assert not g.requires_grad
             tangents.append(getattr(fw.unpack_dual(g).tangent, "data", fw.unpack_dual(g).tangent))
     torch.testing.assert_close(tangents[0], tangents[1])
+
+
+def test_custom_jvp_sees_only_what_was_saved_for_forward():
+    """In jvp, ctx.saved_tensors is () when only save_for_backward was called: torch's unpacking error."""
+    def call(lib, fw):
+        class Square((tg.Function if lib is tg else torch.autograd.Function)):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def jvp(ctx, x_t):
+                x, = ctx.saved_tensors
+                return 2 * x * x_t
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, = ctx.saved_tensors
+                return 2 * x * grad
+        x = x_of(lib, 3).requires_grad_()
+        with fw.dual_level():
+            out = Square.apply(fw.make_dual(x, torch.ones(3, dtype=torch.float64)))
+            tangent = fw.unpack_dual(out).tangent
+            return getattr(tangent, "data", tangent).detach()
+    ours, theirs = both(call)
+    assert isinstance(theirs, ValueError)
+    assert type(ours) is type(theirs) and str(ours) == str(theirs)
