@@ -390,3 +390,25 @@ def test_custom_jvp_sees_only_what_was_saved_for_forward():
     ours, theirs = both(call)
     assert isinstance(theirs, ValueError)
     assert type(ours) is type(theirs) and str(ours) == str(theirs)
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_under_forward_ad_as_torch(use_reentrant):
+    """Non-reentrant checkpoint passes tangents through; the reentrant Function has no jvp: torch's error."""
+    from torch.utils.checkpoint import checkpoint as torch_checkpoint
+
+    from teachgrad.utils.checkpoint import checkpoint as tg_checkpoint
+
+    def call(lib, fw):
+        x = x_of(lib, 3).requires_grad_()
+        run = tg_checkpoint if lib is tg else torch_checkpoint
+        with fw.dual_level():
+            y = run(lambda a: a.sin() * a, fw.make_dual(x, torch.ones(3, dtype=torch.float64)),
+                    use_reentrant=use_reentrant)
+            tangent = fw.unpack_dual(y).tangent
+            return getattr(tangent, "data", tangent).detach()
+    ours, theirs = both(call)
+    if isinstance(theirs, Exception):
+        assert type(ours) is type(theirs) and str(ours) == str(theirs)
+    else:
+        torch.testing.assert_close(ours, theirs)
