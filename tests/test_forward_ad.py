@@ -412,3 +412,69 @@ def test_checkpoint_under_forward_ad_as_torch(use_reentrant):
         assert type(ours) is type(theirs) and str(ours) == str(theirs)
     else:
         torch.testing.assert_close(ours, theirs)
+
+
+# --- random programs of views and in-place writes, under forward AD --------------------------
+
+VIEW_STEPS = {        # (applies when, step)
+    "t": (lambda z: z.dim() == 2, lambda z, w: z.t()),
+    "row": (lambda z: z.dim() >= 1 and z.shape[0] > 1, lambda z, w: z[1:]),
+    "col": (lambda z: z.dim() == 2, lambda z, w: z[:, 1]),
+    "unsqueeze": (lambda z: z.dim() < 3, lambda z, w: z.unsqueeze(0)),
+    "reshape": (lambda z: True, lambda z, w: z.reshape(-1)),
+    "exp": (lambda z: True, lambda z, w: z.exp()),
+    "mul_w": (lambda z: z.dim() >= 1 and z.shape[-1] <= 3, lambda z, w: z * w[: z.shape[-1]]),
+}
+def _first(z):
+    """A view of z's first element (z itself when it is 0-dim)."""
+    return z[(0,) * (z.dim() - 1) + (slice(0, 1),)] if z.dim() else z
+
+
+WRITE_STEPS = {
+    "mul_": lambda z, w: z.mul_(w[0]),
+    "add_": lambda z, w: z.add_(w[0], alpha=0.5),
+    "sin_into_first": lambda z, w: _first(z).copy_(w[0:1].sin().reshape(_first(z).shape)),
+    "zero_first": lambda z, w: _first(z).zero_(),
+}
+
+
+def _random_view_program(lib, x, w, steps):
+    """Views of a base and writes through them; a step that makes a fresh tensor starts a new base."""
+    base = current = x * 1
+    for kind, name in steps:
+        if kind == "view":
+            applies, step = VIEW_STEPS[name]
+            if applies(current):
+                current = step(current, w)
+                if current._base is None:
+                    base = current
+        else:
+            WRITE_STEPS[name](current, w)
+    return base, current
+
+
+from hypothesis import strategies as st  # noqa: E402
+
+view_program = st.lists(st.one_of(st.tuples(st.just("view"), st.sampled_from(sorted(VIEW_STEPS))),
+                                  st.tuples(st.just("write"), st.sampled_from(sorted(WRITE_STEPS)))),
+                        min_size=1, max_size=8)
+
+
+@settings(max_examples=80, deadline=None)
+@given(view_program, st.integers(0, 2**16))
+def test_random_views_and_writes_forward_mode_match_torch(steps, seed):
+    gen = torch.Generator().manual_seed(seed)
+    x0, w0 = torch.randn(3, 3, generator=gen, dtype=torch.float64), torch.randn(3, generator=gen, dtype=torch.float64)
+    xt, wt = torch.randn(3, 3, generator=gen, dtype=torch.float64), torch.randn(3, generator=gen, dtype=torch.float64)
+    results = []
+    for lib, fw in ((tg, gfw), (torch, tfw)):
+        with fw.dual_level():
+            x = fw.make_dual(tg.Variable(x0.clone()) if lib is tg else x0.clone(), xt)
+            w = fw.make_dual(tg.Variable(w0.clone()) if lib is tg else w0.clone(), wt)
+            base, current = _random_view_program(lib, x, w, steps)
+            results.append([getattr(t, "data", t) for t in (*fw.unpack_dual(base), *fw.unpack_dual(current))])
+    for ours, theirs in zip(*results):
+        if theirs is None:
+            assert ours is None or not ours.any()
+        else:
+            torch.testing.assert_close(ours, theirs, equal_nan=True)
