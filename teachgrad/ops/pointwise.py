@@ -3,6 +3,7 @@ import torch
 
 from ..function import Function
 from .broadcast import shape_of, unbroadcast
+from ..forward_ad import times, total
 
 
 class Exp(Function):
@@ -23,6 +24,10 @@ class Exp(Function):
         result, = ctx.saved_tensors
         return grad * result
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta * ctx._result
+
 
 class Log(Function):
     """log(a): d/da = 1/a."""
@@ -40,6 +45,11 @@ class Log(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad / a
+
+    @staticmethod
+    def jvp(ctx, ta):
+        a, = ctx._primals
+        return ta / a
 
 
 class Sqrt(Function):
@@ -60,6 +70,10 @@ class Sqrt(Function):
         result, = ctx.saved_tensors
         return grad / (2 * result)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta / (2 * ctx._result)
+
 
 class Sin(Function):
     """sin(a): d/da = cos(a)."""
@@ -78,6 +92,11 @@ class Sin(Function):
         a, = ctx.saved_tensors
         return grad * a.cos()
 
+    @staticmethod
+    def jvp(ctx, ta):
+        a, = ctx._primals
+        return ta * a.cos()
+
 
 class Cos(Function):
     """cos(a): d/da = -sin(a)."""
@@ -95,6 +114,11 @@ class Cos(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad * -a.sin()
+
+    @staticmethod
+    def jvp(ctx, ta):
+        a, = ctx._primals
+        return ta * -a.sin()
 
 
 class Tanh(Function):
@@ -115,6 +139,11 @@ class Tanh(Function):
         result, = ctx.saved_tensors
         return grad * (1 - result * result)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        result = ctx._result
+        return ta * (1 - result * result)
+
 
 class Sigmoid(Function):
     """sigmoid(a) = 1 / (1 + exp(-a)): d/da = s (1 - s)."""
@@ -133,6 +162,11 @@ class Sigmoid(Function):
     def backward(ctx, grad):
         result, = ctx.saved_tensors
         return grad * result * (1 - result)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        result = ctx._result
+        return ta * result * (1 - result)
 
 
 class Relu(Function):
@@ -153,6 +187,10 @@ class Relu(Function):
         result, = ctx.saved_tensors
         return grad * (result > 0)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta.where(ctx._result > 0, 0.0)
+
 
 class Sign(Function):
     """sign(a): flat almost everywhere, so its gradient is zero."""
@@ -167,6 +205,10 @@ class Sign(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return torch.zeros_like(ta)
 
 
 class Abs(Function):
@@ -185,6 +227,11 @@ class Abs(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad * a.sign()
+
+    @staticmethod
+    def jvp(ctx, ta):
+        a, = ctx._primals
+        return ta * a.sign()
 
 
 class Clamp(Function):
@@ -209,6 +256,16 @@ class Clamp(Function):
             inside = (a <= high) if inside is None else inside & (a <= high)
         return grad * inside, None, None
 
+    @staticmethod
+    def jvp(ctx, ta, _min, _max):
+        a, low, high = ctx._primals
+        inside = torch.ones_like(a, dtype=torch.bool)
+        if low is not None:
+            inside &= a >= low
+        if high is not None:
+            inside &= a <= high
+        return ta.where(inside, 0.0)
+
 
 class _Pick(Function):
     """Element-wise max or min of a and b: the gradient goes to the one picked; split in half on ties."""
@@ -227,6 +284,12 @@ class _Pick(Function):
         a, b = ctx.saved_tensors
         share = cls.picks_a(a, b) + (a == b) * 0.5
         return unbroadcast(grad * share, ctx.shapes[0]), unbroadcast(grad * (1 - share), ctx.shapes[1])
+
+    @classmethod
+    def jvp(cls, ctx, ta, tb):
+        a, b = ctx._primals
+        share = cls.picks_a(a, b) + (a == b) * 0.5
+        return total(times(ta, share), times(tb, 1 - share))
 
 
 class Maximum(_Pick):
@@ -258,3 +321,8 @@ class Where(Function):
     def backward(ctx, grad):
         c = ctx.condition
         return None, unbroadcast(grad.where(c, 0.0), ctx.shapes[0]), unbroadcast(grad.where(~c, 0.0), ctx.shapes[1])
+
+    @staticmethod
+    def jvp(ctx, _condition, ta, tb):
+        condition = ctx._primals[0]
+        return torch.where(condition, 0.0 if ta is None else ta, 0.0 if tb is None else tb)

@@ -32,6 +32,10 @@ class Sum(Function):
     def backward(ctx, grad):
         return grad.expand(ctx.shape)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta.sum()
+
 
 class SumDim(Function):
     """Sum over `dim`: the gradient is copied along the summed dimensions."""
@@ -49,6 +53,10 @@ class SumDim(Function):
         grad = _restore_dims(grad, ctx.dims, len(ctx.shape), ctx.keepdim)
         return grad.expand(ctx.shape), None, None
 
+    @staticmethod
+    def jvp(ctx, ta, _dim, _keepdim):
+        return ta.sum(ctx.dims, keepdim=ctx.keepdim)
+
 
 class Mean(Function):
     """Mean of all elements: each element gets gradient / count."""
@@ -64,6 +72,10 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.expand(ctx.shape) / ctx.count
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta.mean()
 
 
 class MeanDim(Function):
@@ -84,6 +96,10 @@ class MeanDim(Function):
         grad = _restore_dims(grad, ctx.dims, len(ctx.shape), ctx.keepdim)
         return grad.expand(ctx.shape) / ctx.count, None, None
 
+    @staticmethod
+    def jvp(ctx, ta, _dim, _keepdim):
+        return ta.mean(ctx.dims, keepdim=ctx.keepdim)
+
 
 class _Extreme(Function):
     """max/min of all elements: the gradient is shared evenly among the elements that reach it."""
@@ -103,6 +119,12 @@ class _Extreme(Function):
         a, result = ctx.saved_tensors
         hits = a == result
         return grad * hits / hits.sum()
+
+    @staticmethod
+    def jvp(ctx, ta):
+        a, = ctx._primals
+        hits = a == ctx._result
+        return (ta * hits).sum() / hits.sum()
 
 
 class Max(_Extreme):
@@ -133,6 +155,10 @@ class _ExtremeDim(Function):
     def backward(ctx, grad, grad_indices):
         grad = _restore_dims(grad, (ctx.dim,), ctx.chosen.dim(), ctx.keepdim)
         return grad * ctx.chosen, None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _dim, _keepdim):
+        return (ta * ctx.chosen).sum(ctx.dim, keepdim=ctx.keepdim), None
 
 
 class MaxDim(_ExtremeDim):
