@@ -1,8 +1,10 @@
-"""`tg.autograd` mirrors `torch.autograd`: Function, backward, grad, gradcheck."""
-from .check import gradcheck
+"""`tg.autograd` mirrors `torch.autograd`: Function, backward, grad, gradcheck, Variable."""
+from . import function
+from .check import gradcheck, gradgradcheck
 from .engine import backward, grad
 from .function import Function, once_differentiable
 from .grad_mode import enable_grad, no_grad, set_grad_enabled
+from .variable import Variable
 
-__all__ = ["Function", "backward", "grad", "gradcheck", "once_differentiable", "no_grad", "enable_grad",
-           "set_grad_enabled"]
+__all__ = ["Function", "Variable", "backward", "function", "grad", "gradcheck", "gradgradcheck", "once_differentiable",
+           "no_grad", "enable_grad", "set_grad_enabled"]

@@ -4,7 +4,8 @@ plain gradients (handed tensors) and records a graph for higher-order ones (hand
 """
 from .arithmetic import Add, Div, DivByNumber, Mul, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub, Sub
 from .linalg import Addmm, Dot, Mm, Mv, matmul
-from .pointwise import Abs, Clamp, Cos, Exp, Log, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where
-from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Sum, SumDim
-from .shape import (Cat, Clone, Expand, Index, Permute, Select, Slice, Squeeze, SqueezeDim, Stack, T, ToCopy,
+from .pointwise import (Abs, Clamp, ClampMin, ClampTensor, Cos, Exp, Log, MaskedFill, Maximum, Minimum, Relu, Sigmoid,
+                        Sign, Sin, Sqrt, Tanh, Where)
+from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Norm, Sum, SumDim
+from .shape import (Cat, Clone, CopyGrad, Expand, Index, Permute, Select, Slice, Split, Squeeze, SqueezeDim, Stack, T, ToCopy,
                     Transpose, Unsqueeze, UnsafeView, View, getitem, reshape)

@@ -165,6 +165,25 @@ class Expand(Function):
         return grad.sum_to_size(ctx.shape), None
 
 
+class CopyGrad(Function):
+    """`dst.copy_(src)` into a fresh tensor: how a leaf keeps its first gradient under create_graph.
+
+    Its node has an edge to nothing for `dst` (torch's CopyBackwards); `src` gets the gradient.
+    """
+
+    node_name = "CopyBackwards"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, dst, src):
+        ctx.dtype = src.dtype
+        return dst.copy_(src)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, grad.to(ctx.dtype)
+
+
 class ToCopy(Function):
     """A copy on another device or with another dtype; the gradient goes back to the original's."""
 
@@ -243,11 +262,25 @@ class Slice(_Indexing):
 
 
 class Index(_Indexing):
-    """a[tensor]: positions chosen by integer or boolean tensors (repeats add up in backward)."""
+    """a[tensor]: positions chosen by integer or boolean tensors (repeats add up in backward).
+
+    The index tensors are saved for backward (not kept on the node), so they are freed with the graph.
+    """
 
     node_name = "IndexBackward0"
     accumulate = True
     nondifferentiable_args = (1,)
+
+    @classmethod
+    def forward(cls, ctx, a, index):
+        ctx.shape, ctx.many = a.shape, isinstance(index, tuple)
+        ctx.save_for_backward(*(index if ctx.many else (index,)))
+        return a[index]
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        indices = tuple(i.data for i in ctx.saved_tensors)
+        return place_in_zeros(grad, ctx.shape, indices if ctx.many else indices[0], True), None
 
 
 def plain_index(item):
@@ -262,6 +295,9 @@ def plain_index(item):
 
 def getitem(a, index):
     """a[index], recorded as torch records it: Select/Slice/Unsqueeze per dimension, or Index."""
+    if isinstance(index, list) and any(isinstance(i, (list, tuple, slice, torch.Tensor, function.Variable))
+                                       or i is None or i is Ellipsis for i in index):
+        index = tuple(index)   # as torch (and numpy once): a list holding sequences indexes like a tuple
     items = index if isinstance(index, tuple) else (index,)
     items = tuple(plain_index(i) for i in items)
     if any(isinstance(i, torch.Tensor) for i in items):
@@ -316,6 +352,27 @@ class Cat(Function):
             pieces.append(grad.narrow(ctx.dim, start, size))
             start += size
         return (None, *pieces)
+
+
+class Split(Function):
+    """Cut into pieces along `dim` (what split and chunk record): one node, one output per piece.
+
+    Backward joins the pieces' gradients back together (zeros for pieces that got none).
+    """
+
+    node_name = "SplitBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, split_size, dim):
+        ctx.dim = dim
+        return a.split(split_size, dim)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if isinstance(grads[0], torch.Tensor):
+            return torch.cat(grads, ctx.dim), None, None
+        return Cat.apply(ctx.dim, *grads), None, None
 
 
 class Stack(Function):
