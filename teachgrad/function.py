@@ -404,6 +404,7 @@ class DelayedError(Function):
 
     @staticmethod
     def forward(ctx, *grads):
+        ctx.set_materialize_grads(False)   # (an output may be None: there is nothing to make zeros of)
         return grads if len(grads) > 1 else grads[0]
 
     @staticmethod

@@ -148,6 +148,8 @@ class Variable:
         """Set `requires_grad` in place and return self (on a non-leaf, only True, which it already is)."""
         if requires_grad and self.grad_fn is not None:
             return self
+        if requires_grad and self.data.is_complex():
+            raise RuntimeError(function.COMPLEX_MESSAGE)
         if requires_grad and not self.data.is_floating_point():
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad

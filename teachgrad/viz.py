@@ -344,10 +344,11 @@ class _Html(str):
 def _label_text(text):
     """Any text (a user's name) as DOT label text that shows it as given.
 
-    Backslashes and quotes are escaped, so a trailing backslash or `\\N` stays text; a newline
-    becomes a line break. `<`, `>`, `&` and unicode need nothing: the label is quoted, not HTML.
+    Backslashes and quotes are escaped, so a trailing backslash or `\\N` stays text; `&` too, as
+    graphviz reads entities such as `&amp;` even in plain labels; a newline becomes a line break.
+    `<`, `>` and unicode need nothing: the label is quoted, not HTML.
     """
-    text = str(text).replace("\\", "\\\\").replace('"', '\\"')
+    text = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("&", "&amp;")
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
 
 

@@ -180,8 +180,8 @@ class Norm(Function):
             grad = _restore_dims(grad, ctx.dims, a.dim(), ctx.keepdim)
             norm = _restore_dims(norm, ctx.dims, a.dim(), ctx.keepdim)
         p, zero = ctx.p, norm.data == 0
-        if p == 0:
-            return a.new_zeros(a.shape), None, None, None
+        if p == 0:   # a count of nonzeros: flat, and torch sends no gradient at all
+            return None, None, None, None
         if p == 1:
             return a.sign() * grad, None, None, None
         if p == 2:

