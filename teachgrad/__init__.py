@@ -11,7 +11,7 @@ from torch import (bfloat16, bool, device, double, dtype, float16, float32, floa
                    manual_seed, Size)
 from torch import float as float  # noqa: A001  (torch's name for float32)
 
-from . import autograd, check, engine, nn, ops
+from . import autograd, check, engine, nn, ops, utils
 from .engine import grad
 from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
                         randint, randn, randn_like, tensor, zeros, zeros_like)

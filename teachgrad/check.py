@@ -23,25 +23,27 @@ def _outputs(fn, inputs):
 
 
 def numerical_jacobian(fn, inputs, eps=1e-6):
-    """d output / d input by central differences: one matrix (input.numel × output.numel) per pair."""
-    with grad_mode.no_grad():
-        outputs = _outputs(fn, inputs)
-        jacobians = []
-        for x in inputs:
-            if not (isinstance(x, Variable) and x.requires_grad):
-                continue
-            columns = [torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
-            flat = x.data.view(-1)
-            for i in range(flat.numel()):
-                original = flat[i].item()
-                flat[i] = original + eps
-                plus = [o.data.reshape(-1).clone() for o in _outputs(fn, inputs)]
-                flat[i] = original - eps
-                minus = [o.data.reshape(-1).clone() for o in _outputs(fn, inputs)]
-                flat[i] = original
-                for column, p, m in zip(columns, plus, minus):
-                    column[i] = (p - m) / (2 * eps)
-            jacobians.append(columns)
+    """d output / d input by central differences: one matrix (input.numel × output.numel) per pair.
+
+    `fn` runs in the grad mode of the caller, as torch's gradcheck runs it.
+    """
+    outputs = _outputs(fn, inputs)
+    jacobians = []
+    for x in inputs:
+        if not (isinstance(x, Variable) and x.requires_grad):
+            continue
+        columns = [torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
+        flat = x.data.view(-1)
+        for i in range(flat.numel()):
+            original = flat[i].item()
+            flat[i] = original + eps
+            plus = [o.data.reshape(-1).clone() for o in _outputs(fn, inputs)]
+            flat[i] = original - eps
+            minus = [o.data.reshape(-1).clone() for o in _outputs(fn, inputs)]
+            flat[i] = original
+            for column, p, m in zip(columns, plus, minus):
+                column[i] = (p - m) / (2 * eps)
+        jacobians.append(columns)
     return jacobians
 
 

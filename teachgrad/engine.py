@@ -12,6 +12,8 @@ tensor (a built-in op has just computed it): then the leaf keeps it as it is, as
 """
 import contextlib
 import heapq
+import itertools
+import threading
 from collections import namedtuple
 
 import torch
@@ -23,6 +25,27 @@ Step = namedtuple("Step", "node grad_outputs grad_inputs")
 Step.__doc__ = "One node run by the engine: the gradients it received and the ones it sent on its edges."
 
 _recorders = []
+
+GraphTask = namedtuple("GraphTask", "id whole_graph")
+GraphTask.__doc__ = "One backward() or grad() call; whole_graph: a backward() without inputs= (runs every node)."
+_task_ids = itertools.count()
+_tasks = threading.local()
+
+
+@contextlib.contextmanager
+def _graph_task(whole_graph):
+    stack = _tasks.__dict__.setdefault("stack", [])
+    stack.append(GraphTask(next(_task_ids), whole_graph))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def current_graph_task():
+    """The backward pass running now in this thread (a checkpoint recomputes once per pass), or None."""
+    stack = getattr(_tasks, "stack", None)
+    return stack[-1] if stack else None
 
 
 @contextlib.contextmanager
@@ -51,7 +74,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grads = _make_grads(tensors, _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    _run(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)
+    with _graph_task(inputs is None):
+        _run(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
@@ -64,7 +88,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _make_grads(outputs, _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    captured = _run(outputs, grads, retain_graph, create_graph, inputs_tuple, accumulate=False)
+    with _graph_task(False):
+        captured = _run(outputs, grads, retain_graph, create_graph, inputs_tuple, accumulate=False)
     result = []
     for k, g in enumerate(captured):
         if g is None and not allow_unused:

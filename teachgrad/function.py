@@ -22,10 +22,11 @@ import functools
 import inspect
 import itertools
 import re
+import weakref
 
 import torch
 
-from . import grad_mode
+from . import grad_mode, graph
 
 _sequence_nr = itertools.count()
 
@@ -93,21 +94,44 @@ class SavedTensor:
     It remembers the Variable it came from (so a higher-order graph can reach it), or, for an
     output of the node that saved it, only the data: the Variable is rebuilt when unpacked,
     which keeps the node from holding its own output alive.
+
+    Under `saved_tensors_hooks` it keeps only what the pack hook returned (and where the tensor's
+    gradient would go), and asks the unpack hook for the tensor each time it is read.
     """
 
-    __slots__ = ("data", "variable", "version", "output_nr")
+    __slots__ = ("data", "variable", "version", "output_nr", "hooks", "packed", "edge")
 
     def __init__(self, data, variable=None, output_nr=None):
         self.data = data
         self.variable = variable
         self.version = data._version
         self.output_nr = output_nr
+        self.hooks = self.packed = self.edge = None
 
     def release(self):
         """Let go of the tensor (backward has used it)."""
+        self.data = self.variable = self.packed = self.edge = None
+
+    def set_hooks(self, pack_hook, unpack_hook, seen):
+        """Hand the tensor (`seen`, as the user knows it) to `pack_hook` and keep only its result."""
+        if self.hooks is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
+                               "Hint: only one pair of hooks is allowed at a time.")
+        version = self.data._version
+        packed = pack_hook(seen)
+        if self.data._version != version:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
+                "hook cannot be modified by in-place operations as this can lead to unexpected side-effects. "
+                "Please open an issue if you need to perform in-place operations on the input to a pack hook.")
+        self.hooks, self.packed = (pack_hook, unpack_hook), packed
+        if self.output_nr is None:
+            self.edge = seen._edge() if seen.requires_grad else None
         self.data = self.variable = None
 
     def unpack(self, node, as_variable):
+        if self.hooks is not None:
+            return self._unpack_with_hook(node, as_variable)
         if self.data._version != self.version:
             raise RuntimeError(self._modified_message(node))
         if not as_variable:
@@ -117,6 +141,18 @@ class SavedTensor:
         if self.variable is not None:
             return self.variable
         return Variable._make(self.data)
+
+    def _unpack_with_hook(self, node, as_variable):
+        value = self.hooks[1](self.packed)
+        if not isinstance(value, (Variable, torch.Tensor)):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                            f"type {type(value).__name__}")
+        data = value.data if isinstance(value, Variable) else value.detach()
+        if not as_variable:
+            return data
+        if self.output_nr is not None:
+            return Variable._make(data, node, self.output_nr)
+        return _with_history(data, self.edge)
 
     def _modified_message(self, node):
         what = f"[{self.data.type()} {list(self.data.shape)}]"
@@ -138,6 +174,7 @@ class BackwardNode(Node):
     _saved = ()
     _to_save = ()
     _freed = False
+    _wrapped = None       # a CopySlices node's write node, released with it
     _non_differentiable = ()
     materialize_grads = True
 
@@ -197,17 +234,27 @@ class BackwardNode(Node):
                 if saved is not None:
                     saved.release()
             self._freed = True
+        if self._wrapped is not None:
+            self._wrapped._release()
 
     def __getattr__(self, attr):
-        # torch exposes a node's saved tensors as attributes named `_saved_<name>`
+        # torch exposes a node's saved tensors as attributes named `_saved_<name>`; a name ending
+        # in "[]" is a tuple of all the saved tensors from there on (`_saved_indices` of an index)
         names = type(self)._forward_cls.saved_names
-        if attr.startswith("_saved_") and attr[7:] in names:
-            return self._saved_tensor(names.index(attr[7:]))
+        if attr.startswith("_raw_saved_") and attr[11:] in names and self._saved:
+            return RawSavedTensor(self, names.index(attr[11:]))
+        if attr.startswith("_saved_"):
+            if attr[7:] in names:
+                return self._saved_tensor(names.index(attr[7:]))
+            if attr[7:] + "[]" in names:
+                start = names.index(attr[7:] + "[]")
+                return tuple(self._saved_tensor(i) for i in range(start, max(len(self._saved), start)))
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):
         names = self._forward_cls.saved_names if self._saved else ()
-        return sorted(set(super().__dir__()) | {"_saved_" + n for n in names})
+        shown = {"_saved_" + n.rstrip("[]") for n in names} | {"_raw_saved_" + n for n in names if "[" not in n}
+        return sorted(set(super().__dir__()) | shown)
 
 
 class AccumulateGrad(Node):
@@ -245,6 +292,7 @@ class Function:
     qualified_name = None        # what node.name() says, when torch gives more than the class name
     nondifferentiable_args = ()  # positions of built-ins' index/condition/target tensors: no edge
     none_is_input = False        # a None argument gets an (empty) edge, as for torch's C++ functions
+    is_view = False              # the output shares the first input's storage (see teachgrad.views)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -283,7 +331,7 @@ class Function:
                 continue
             if isinstance(arg, Variable):
                 raw.append(arg.data)
-                wants = grad_on and (arg.grad_fn is not None or arg._requires_grad)
+                wants = grad_on and arg.requires_grad
                 edges.append(arg._edge() if wants else (None, 0))
                 slots.append(i)
                 needs.append(wants)
@@ -308,8 +356,12 @@ class Function:
 
         if not requires_grad:
             if isinstance(output, tuple):
-                return _wrap_outputs(None, output)
-            return Variable._make(output)
+                result = _wrap_outputs(None, output)
+            else:
+                result = Variable._make(output)
+            if cls.is_view and isinstance(args[0], Variable):
+                _mark_views(cls, args, result)
+            return result
 
         ctx.next_functions = tuple(edges)
         ctx._input_slots = tuple(slots)
@@ -325,8 +377,10 @@ class Function:
             result = _wrap_output(ctx, output, 0)
             outputs = (output,)
         if ctx._to_save:
-            ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs)
+            ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs, result)
             ctx._to_save = ()
+        if cls.is_view:
+            _mark_views(cls, args, result)
         return result
 
 
@@ -364,6 +418,16 @@ COMPLEX_MESSAGE = (
 )
 
 
+def _mark_views(cls, args, result):
+    """Tell each output of a view op that it is a view of the input's base (see teachgrad.views)."""
+    from .views import mark_view
+    if isinstance(result, tuple):
+        for i, output in enumerate(result):
+            mark_view(output, args[0], cls.view_step(args, i), multi_output=True)
+    else:
+        mark_view(result, args[0], (cls, args[1:]))
+
+
 def _wrap_output(ctx, tensor, output_nr):
     if not isinstance(tensor, torch.Tensor):
         return tensor
@@ -377,7 +441,9 @@ def _wrap_output(ctx, tensor, output_nr):
     return Variable._make(tensor, ctx, output_nr)
 
 
-def _pack_saved(to_save, args, raw, outputs):
+def _pack_saved(to_save, args, raw, outputs, result):
+    hooks = graph.current_hooks()
+    results = result if isinstance(result, tuple) else (result,)
     saved = []
     for k, tensor in enumerate(to_save):
         if tensor is None:
@@ -388,7 +454,42 @@ def _pack_saved(to_save, args, raw, outputs):
         output_nr = next((i for i, o in enumerate(outputs) if o is tensor), None)
         source = next((a for a, r in zip(args, raw) if r is tensor), None)
         saved.append(SavedTensor(tensor, None if output_nr is not None else source, output_nr))
+        if hooks is not None:
+            seen = results[output_nr] if output_nr is not None else source
+            if not isinstance(seen, Variable):
+                seen = Variable._make(tensor)
+            saved[-1].set_hooks(*hooks, seen)
     return tuple(saved)
+
+
+def _with_history(data, edge):
+    """A Variable of `data` whose gradient goes where the saved tensor's would have (as torch unpacks)."""
+    variable = Variable._make(data)
+    if edge is None:
+        return variable
+    node, output_nr = edge
+    if isinstance(node, AccumulateGrad):     # the saved tensor was a leaf: this one stands in for it
+        variable._requires_grad = True
+        variable._accumulator = weakref.ref(node)
+    else:
+        variable.grad_fn, variable._output_nr = node, output_nr
+    return variable
+
+
+class RawSavedTensor:
+    """What `node._raw_saved_<name>` gives: the saved tensor itself, whose hooks can be set once."""
+
+    def __init__(self, node, index):
+        self._node, self._index = node, index
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        saved = self._node._saved[self._index]
+        if self._node._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        saved.set_hooks(pack_hook, unpack_hook, saved.unpack(self._node, True))
+
+    def unpack(self):
+        return self._node._saved_tensor(self._index)
 
 
 class DelayedError(Function):

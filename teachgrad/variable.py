@@ -14,10 +14,9 @@ import weakref
 
 import torch
 
-from . import engine, function, grad_mode, ops
+from . import engine, function, grad_mode, ops, views
 from .function import AccumulateGrad, RemovableHandle
 
-_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 _NON_LEAF_GRAD = (
     "The .grad attribute of a Variable that is not a leaf Variable is being accessed. Its .grad attribute "
     "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated for "
@@ -37,8 +36,8 @@ def _is_operand(x):
 class Variable:
     """A torch tensor that records the operations applied to it, so gradients can flow back."""
 
-    __slots__ = ("_data", "_grad", "grad_fn", "_requires_grad", "_output_nr", "_accumulator",
-                 "_retains_grad", "_hooks", "name", "__weakref__")
+    __slots__ = ("_data", "_grad", "_grad_fn", "_requires_grad", "_output_nr", "_accumulator",
+                 "_retains_grad", "_hooks", "_view", "name", "__weakref__")
     __hash__ = object.__hash__
 
     def __init__(self, data, requires_grad=False, name=None):
@@ -50,12 +49,13 @@ class Variable:
             data = data.detach()
         self._data = data
         self._grad = None
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
         self._accumulator = None
         self._retains_grad = False
         self._hooks = None
+        self._view = None
         self.name = name
         if requires_grad:
             if not (data.is_floating_point() or data.is_complex()):
@@ -70,12 +70,13 @@ class Variable:
         v = cls.__new__(cls)
         v._data = data
         v._grad = None
-        v.grad_fn = grad_fn
+        v._grad_fn = grad_fn
         v._requires_grad = False
         v._output_nr = output_nr
         v._accumulator = None
         v._retains_grad = False
         v._hooks = None
+        v._view = None
         v.name = None
         return v
 
@@ -97,9 +98,50 @@ class Variable:
                     doc="The torch tensor underneath (the same object every time); setting it swaps the values.")
 
     @property
+    def grad_fn(self):
+        """The node that made this Variable (None for leaves).
+
+        A view whose base (or another view of it) was written to in place since gets a fresh node
+        leading to the base, as in torch: its history is made again from the base's.
+        """
+        view = self._view
+        if view is not None and view.version != self.data._version:
+            views.regenerate_grad_fn(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        self._grad_fn = node
+
+    def _set_history(self, node, output_nr):
+        """Make `node` this Variable's grad_fn (after an in-place op); retain_grad follows it."""
+        old_node, old_nr = self._grad_fn, self._output_nr
+        self._grad_fn, self._output_nr = node, output_nr
+        if self._retains_grad and old_node is not None and old_node is not node:
+            hooks = (old_node._pre_hooks or {}).get(old_nr, [])
+            for hook in [h for h in hooks if getattr(h, "_retains_grad_of", None) is not None]:
+                hooks.remove(hook)
+                node._register_tensor_hook(output_nr, hook)
+
+    @property
     def requires_grad(self):
         """Whether gradients flow to (or through) this Variable."""
-        return self.grad_fn is not None or self._requires_grad
+        if self._requires_grad or self.grad_fn is not None:
+            return True
+        return self._view is not None and self._view.base.requires_grad
+
+    @property
+    def _base(self):
+        """The Variable this one is a view of (None if it is not a view), as torch's `_base`."""
+        return None if self._view is None else self._view.base
+
+    def _is_view(self):
+        return self._view is not None
+
+    @property
+    def _version(self):
+        """How many times the data was changed in place; shared by a base and all its views."""
+        return self.data._version
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -195,6 +237,8 @@ class Variable:
 
     def detach_(self):
         """Cut this Variable off from the graph, making it a leaf."""
+        if self._view is not None:
+            raise RuntimeError(views.DETACH_VIEW)
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -213,6 +257,8 @@ class Variable:
             variable = owner()
             if variable is not None:
                 variable._accumulate_grad(grad if grad_mode.is_grad_enabled() else grad.data)
+
+        keep._retains_grad_of = owner
 
         self.grad_fn._register_tensor_hook(self._output_nr, keep)
         self._retains_grad = True
@@ -611,17 +657,31 @@ class Variable:
         dim = dim % self.dim()
         return ops.Select.apply(self, (slice(None),) * dim + (index,))
 
-    def chunk(self, chunks, dim=0):
-        """Split into `chunks` pieces along `dim` (the last may be smaller), as torch.chunk."""
-        size = self.shape[dim]
-        return self.split(-(-size // chunks) if size else 1, dim)
+    def unbind(self, dim=0):
+        return ops.Unbind.apply(self, dim % self.dim())
 
     def split(self, split_size, dim=0):
-        """Pieces of `split_size` along `dim` (or of the sizes in a list), recorded as one node."""
-        return ops.Split.apply(self, split_size, dim)
+        """Pieces of `split_size` along `dim` (the last may be smaller), or of the sizes listed."""
+        dim = dim % self.dim()
+        if isinstance(split_size, int):
+            length = self.shape[dim]
+            sizes = [min(split_size, length - start) for start in range(0, length, split_size)] or [0]
+            return ops.Split.apply(self, tuple(sizes), dim)
+        return ops.SplitWithSizes.apply(self, tuple(split_size), dim)
 
-    def unbind(self, dim=0):
-        return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+    def split_with_sizes(self, split_sizes, dim=0):
+        return self.split(list(split_sizes), dim)
+
+    def chunk(self, chunks, dim=0):
+        """`chunks` pieces along `dim`, as even as possible (torch's rule: ceil(size / chunks) each)."""
+        size = self.shape[dim % self.dim()]
+        return self.split(max(-(-size // chunks), 1), dim)
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return ops.Diagonal.apply(self, offset, dim1, dim2)
+
+    def view_as(self, other):
+        return self.view(other.shape)
 
     def __getitem__(self, index):
         return ops.getitem(self, index)
@@ -662,31 +722,37 @@ class Variable:
     def type(self, dtype=None):
         return self.data.type() if dtype is None else self.to(dtype)
 
-    def new_zeros(self, size):
-        return Variable._make(self.data.new_zeros(size))
+    def new_zeros(self, *size):
+        return Variable._make(self.data.new_zeros(_shape_arg(size)))
 
-    def new_ones(self, size):
-        return Variable._make(self.data.new_ones(size))
+    def new_ones(self, *size):
+        return Variable._make(self.data.new_ones(_shape_arg(size)))
 
     # --- in place ---
 
     def _in_place(self, out_of_place, in_place, other=None):
-        """Change the data in place; when recording, the Variable's node becomes the new op's.
+        """Change the data in place; when recording, the op's node takes over this Variable's history.
 
-        As in torch: refused on a leaf that requires grad, and it bumps the version counter that
-        saved tensors are checked against.
+        Through a view, it is the base's history that changes: its grad_fn becomes a CopySlices
+        wrapping the op's node (see teachgrad.views). As in torch: refused on a leaf that requires
+        grad, and it bumps the version counter that saved tensors are checked against.
         """
-        recording = grad_mode.is_grad_enabled()
-        if recording and self.grad_fn is None and self._requires_grad:
-            raise RuntimeError(_LEAF_INPLACE)
-        other_requires = isinstance(other, Variable) and other.requires_grad
-        if recording and (self.grad_fn is not None or other_requires):
-            before = Variable._make(self.data.clone(), self.grad_fn, self._output_nr)
-            result = out_of_place(before)
-            self.data.copy_(result.data)
-            self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
-        else:
+        recording = grad_mode.is_grad_enabled() and (
+            self.requires_grad or (isinstance(other, Variable) and other.requires_grad))
+        views.check_inplace(self, recording)
+        if not recording:
             in_place(self.data, other.data if isinstance(other, Variable) else other)
+            return self
+        before = Variable._make(self.data.clone(), self.grad_fn, self._output_nr)
+        result = out_of_place(before)
+        self.data.copy_(result.data)
+        node = result.grad_fn
+        views.saved_result_is_self(node, result.data, self.data)
+        if self._view is None:
+            self._set_history(node, result._output_nr)
+        else:
+            base = self._view.base
+            base._set_history(views.copy_slices(base, self._view, node), 0)
         return self
 
     def add_(self, other, alpha=1):
@@ -701,17 +767,26 @@ class Variable:
     def div_(self, other):
         return self._in_place(lambda v: v / other, lambda d, o: d.div_(o), other)
 
+    def exp_(self):
+        return self._in_place(ops.Exp.apply, lambda d, o: d.exp_())
+
     def zero_(self):
-        return self._in_place(lambda v: v * 0, lambda d, o: d.zero_())
+        return self._in_place(ops.Zero.apply, lambda d, o: d.zero_())
 
     def fill_(self, value):
-        return self._in_place(lambda v: v * 0 + value, lambda d, o: d.fill_(o), value)
+        fill = ops.FillTensor if isinstance(value, (Variable, torch.Tensor)) else ops.Fill
+        return self._in_place(lambda v: fill.apply(v, value), lambda d, o: d.fill_(o), value)
 
     def copy_(self, src):
-        return self._in_place(lambda v: v * 0 + src, lambda d, o: d.copy_(o), src)
+        return self._in_place(lambda v: ops.Copy.apply(v, src), lambda d, o: d.copy_(o), src)
 
-    def exp_(self):
-        return self._in_place(lambda v: v.exp(), lambda d, o: d.exp_())
+    def index_put_(self, indices, values, accumulate=False):
+        """Write `values` at the positions `indices` (a tuple of index tensors) pick."""
+        indices = tuple(ops.shape.plain_index(i) for i in indices)
+        if not isinstance(values, (Variable, torch.Tensor)):
+            values = torch.tensor(values, dtype=self.dtype, device=self.device)
+        return self._in_place(lambda v: ops.IndexPut.apply(v, indices, values, accumulate),
+                              lambda d, o: torch.ops.aten.index_put_(d, list(indices), o, accumulate), values)
 
     def log_(self):
         return self._in_place(lambda v: v.log(), lambda d, o: d.log_())
@@ -765,16 +840,12 @@ class Variable:
         return self.div_(other)
 
     def __setitem__(self, index, value):
-        """Write into part of the data. Only outside the graph: torch's CopySlices is not taught here."""
-        if grad_mode.is_grad_enabled() and (self.requires_grad or (isinstance(value, Variable) and value.requires_grad)):
-            if self.grad_fn is None and self._requires_grad:
-                raise RuntimeError("a view of " + _LEAF_INPLACE)
-            raise NotImplementedError(
-                "teachgrad does not record writes into part of a Variable that requires grad; "
-                "build the result with ops (e.g. tg.cat, tg.where) or write under tg.no_grad()"
-            )
-        index = tuple(map(ops.shape.plain_index, index)) if isinstance(index, tuple) else ops.shape.plain_index(index)
-        self.data[index] = value.data if isinstance(value, Variable) else value
+        """Write into part of this Variable, as torch does it: through a view, or with index_put_."""
+        target, tensor_indices = ops.shape.index_target(self, index)
+        if tensor_indices is not None:
+            target.index_put_(tensor_indices, value)
+        else:
+            ops.shape.copy_to(target, value)
 
 
 def _plain(x):

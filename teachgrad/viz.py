@@ -48,6 +48,7 @@ LOOKS = {
     "op": {"shape": "ellipse", "style": "filled", "fillcolor": "lightgrey"},
     "saved": {"fillcolor": "orange"},
     "freed": {"style": "rounded,dashed", "color": "grey50", "fontcolor": "grey50"},
+    "recomputed": {"style": "rounded,dashed,filled", "fillcolor": "moccasin"},
 }
 LEGEND = {"output": "output", "intermediate": "intermediate", "leaf": "leaf",
           "op": "backward node", "saved": "saved tensor", "freed": "freed saved tensor"}
@@ -264,6 +265,9 @@ def _add_saved(g, fn, node_id, name_of):
     """One node per saved tensor (`_saved_<name>` attributes), never merged with its source."""
     g.saved_of[node_id] = []
     for attr in sorted(a for a in dir(fn) if a.startswith("_saved_")):
+        if _recomputed(fn, attr):
+            _add_saved_node(g, node_id, attr, "recomputed", [attr, "recomputed in backward"])
+            continue
         try:
             value = getattr(fn, attr)
         except RuntimeError:
@@ -273,6 +277,19 @@ def _add_saved(g, fn, node_id, name_of):
             name = name_of(x)
             lines = g.tensor_lines(x, f"{title} = {name}" if name else title, with_grad=False)
             _add_saved_node(g, node_id, title, "saved", lines)
+
+
+def _recomputed(fn, attr):
+    """Whether a teachgrad node keeps a checkpoint's placeholder for this saved tensor (reading it
+    would run the checkpointed segment again)."""
+    from .utils.checkpoint import _Placeholder
+    names = getattr(getattr(fn, "_forward_cls", None), "saved_names", ())
+    saved = getattr(fn, "_saved", ())
+    name = attr[len("_saved_"):]
+    if name not in names or not saved:
+        return False
+    entry = saved[names.index(name)]
+    return entry is not None and isinstance(entry.packed, _Placeholder)
 
 
 def _saved_tensors(attr, value):

@@ -13,6 +13,7 @@ class T(Function):
 
     node_name = "TBackward0"
     check_gradients = False
+    is_view = True
 
     @staticmethod
     def forward(ctx, a):
@@ -28,6 +29,7 @@ class Transpose(Function):
 
     node_name = "TransposeBackward0"
     check_gradients = False
+    is_view = True
 
     @staticmethod
     def forward(ctx, a, dim0, dim1):
@@ -44,6 +46,7 @@ class Permute(Function):
 
     node_name = "PermuteBackward0"
     check_gradients = False
+    is_view = True
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -60,6 +63,7 @@ class View(Function):
 
     node_name = "ViewBackward0"
     check_gradients = False
+    is_view = True
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -72,9 +76,10 @@ class View(Function):
 
 
 class UnsafeView(View):
-    """A reshape of a fresh copy (what torch's reshape and matmul record)."""
+    """A reshape of a fresh copy (what torch's reshape and matmul record): not a view of anything."""
 
     node_name = "UnsafeViewBackward0"
+    is_view = False
 
 
 class Clone(Function):
@@ -106,6 +111,7 @@ class Unsqueeze(Function):
 
     node_name = "UnsqueezeBackward0"
     check_gradients = False
+    is_view = True
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -122,6 +128,7 @@ class Squeeze(Function):
 
     node_name = "SqueezeBackward0"
     check_gradients = False
+    is_view = True
 
     @staticmethod
     def forward(ctx, a):
@@ -138,6 +145,7 @@ class SqueezeDim(Function):
 
     node_name = "SqueezeBackward1"
     check_gradients = False
+    is_view = True
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -154,6 +162,7 @@ class Expand(Function):
 
     node_name = "ExpandBackward0"
     check_gradients = False
+    is_view = True
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -210,11 +219,17 @@ def place_in_zeros(grad, shape, index, accumulate):
 
 
 def _place(grad, shape, index, accumulate):
+    """With `accumulate`, `index` is index_put_'s (tensors, None for whole dims) and repeats add up."""
     zeros = grad.new_zeros(shape)
     if accumulate:
-        return zeros.index_put_(index if isinstance(index, tuple) else (index,), grad, accumulate=True)
+        return torch.ops.aten.index_put_(zeros, list(index), grad, True)
     zeros[index] = grad
     return zeros
+
+
+def python_index(indices):
+    """index_put_'s indices (None for a dimension taken whole) as a Python index: `:` for None."""
+    return tuple(slice(None) if i is None else i for i in indices)
 
 
 class PlaceInZeros(Function):
@@ -225,7 +240,7 @@ class PlaceInZeros(Function):
 
     @staticmethod
     def forward(ctx, grad, shape, index, accumulate):
-        ctx.index = index
+        ctx.index = python_index(index) if accumulate else index
         return _place(grad, shape, index, accumulate)
 
     @staticmethod
@@ -253,34 +268,130 @@ class Select(_Indexing):
     """a[..., i, ...]: one position along a dimension, which disappears."""
 
     node_name = "SelectBackward0"
+    is_view = True
 
 
 class Slice(_Indexing):
     """a[..., start:stop:step, ...]: a range along a dimension."""
 
     node_name = "SliceBackward0"
+    is_view = True
 
 
-class Index(_Indexing):
-    """a[tensor]: positions chosen by integer or boolean tensors (repeats add up in backward).
+class Alias(Function):
+    """a[...]: all of a, as a new view of it."""
 
-    The index tensors are saved for backward (not kept on the node), so they are freed with the graph.
+    node_name = "AliasBackward0"
+    check_gradients = False
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return a[...]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class Diagonal(Function):
+    """a.diagonal(offset, dim1, dim2): the elements a[..., i, i + offset, ...], a view."""
+
+    node_name = "DiagonalBackward0"
+    check_gradients = False
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, offset, dim1, dim2):
+        ctx.shape, ctx.args = a.shape, (offset, dim1, dim2)
+        return a.diagonal(offset, dim1, dim2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = grad.new_zeros(ctx.shape)
+        zeros.diagonal(*ctx.args).copy_(grad)
+        return zeros, None, None, None
+
+
+class Unbind(Function):
+    """a.unbind(dim): every position along dim, as separate views; their gradients are stacked back."""
+
+    node_name = "UnbindBackward0"
+    check_gradients = False
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        return a.unbind(dim)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return _join(torch.stack, Stack, ctx.dim, grads), None
+
+    @staticmethod
+    def view_step(args, i):
+        """How output i is made from the input alone: a Select."""
+        return Select, ((slice(None),) * args[1] + (i,),)
+
+
+class Split(Function):
+    """a.split(size, dim) and a.chunk(n, dim): consecutive pieces as views; gradients are joined back."""
+
+    node_name = "SplitBackward0"
+    check_gradients = False
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, sizes, dim):
+        ctx.dim = dim
+        return torch.split(a, list(sizes), dim)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return _join(torch.cat, Cat, ctx.dim, grads), None, None
+
+    @staticmethod
+    def view_step(args, i):
+        """How output i is made from the input alone: a Slice."""
+        sizes, dim = args[1], args[2]
+        start = sum(sizes[:i])
+        return Slice, ((slice(None),) * dim + (slice(start, start + sizes[i]),),)
+
+
+class SplitWithSizes(Split):
+    """a.split([sizes], dim): pieces of the sizes listed."""
+
+    node_name = "SplitWithSizesBackward0"
+
+
+def _join(join, Join, dim, grads):
+    """torch.stack/cat of the gradients, recorded by Stack/Cat when they are Variables."""
+    if all(isinstance(g, torch.Tensor) for g in grads):
+        return join(grads, dim)
+    return Join.apply(dim, *grads)
+
+
+class Index(Function):
+    """a[tensors]: positions chosen by integer or boolean tensors (repeats add up in backward).
+
+    `indices` holds one entry per dimension it indexes: an index tensor, or None for one taken whole.
     """
 
     node_name = "IndexBackward0"
-    accumulate = True
-    nondifferentiable_args = (1,)
+    check_gradients = False
+    saved_names = ("indices[]",)
 
-    @classmethod
-    def forward(cls, ctx, a, index):
-        ctx.shape, ctx.many = a.shape, isinstance(index, tuple)
-        ctx.save_for_backward(*(index if ctx.many else (index,)))
-        return a[index]
+    @staticmethod
+    def forward(ctx, a, indices):
+        ctx.shape = a.shape
+        ctx.save_for_backward(*indices)
+        return a[python_index(indices)]
 
-    @classmethod
-    def backward(cls, ctx, grad):
-        indices = tuple(i.data for i in ctx.saved_tensors)
-        return place_in_zeros(grad, ctx.shape, indices if ctx.many else indices[0], True), None
+    @staticmethod
+    def backward(ctx, grad):
+        indices = tuple(plain_index(i) for i in ctx.saved_tensors)
+        return place_in_zeros(grad, ctx.shape, indices, accumulate=True), None
 
 
 def plain_index(item):
@@ -294,42 +405,87 @@ def plain_index(item):
 
 
 def getitem(a, index):
-    """a[index], recorded as torch records it: Select/Slice/Unsqueeze per dimension, or Index."""
+    """a[index], recorded as torch records it: a view per basic index (Select, Slice, Unsqueeze),
+    then one Index node for the tensor indices, if any."""
     if isinstance(index, list) and any(isinstance(i, (list, tuple, slice, torch.Tensor, function.Variable))
                                        or i is None or i is Ellipsis for i in index):
         index = tuple(index)   # as torch (and numpy once): a list holding sequences indexes like a tuple
+    if isinstance(index, slice):
+        return Slice.apply(a, (index,))                       # a[:] is a Slice even when it takes all
+    result, tensor_indices = index_target(a, index)
+    if tensor_indices is not None:
+        return Index.apply(result, tensor_indices)
+    if result is a:
+        return Alias.apply(a)                                  # a[...], a[:, :]: a new view of all of a
+    return result
+
+
+def index_target(a, index):
+    """Apply the basic part of `index` as views of `a`; return (view, tensor indices or None).
+
+    The tensor indices come one per dimension of the view, None for a dimension taken whole,
+    as index and index_put_ take them. A `:` that takes everything makes no view.
+    """
     items = index if isinstance(index, tuple) else (index,)
     items = tuple(plain_index(i) for i in items)
-    if any(isinstance(i, torch.Tensor) for i in items):
-        if not all(isinstance(i, torch.Tensor) for i in items):
-            raise NotImplementedError(
-                "teachgrad indexes with basic indices (ints, slices, None, ...) or with tensors, "
-                "not a mix of both; index in two steps instead"
-            )
-        return Index.apply(a, items if len(items) > 1 else items[0])
-    if not isinstance(index, tuple) and isinstance(index, slice):
-        return Slice.apply(a, (index,))
-    result, dim = a, 0
+    result, dim, tensors = a, 0, []
     for k, item in enumerate(items):
-        prefix = (slice(None),) * dim
         if item is Ellipsis:
-            remaining = sum(1 for i in items[k + 1:] if i is not None)
-            dim = result.dim() - remaining
+            dim = result.dim() - sum(_dims_used(i) for i in items[k + 1:])
         elif item is None:
             result = Unsqueeze.apply(result, dim)
             dim += 1
         elif isinstance(item, slice):
             if item != slice(None):
-                result = Slice.apply(result, prefix + (item,))
+                result = Slice.apply(result, (slice(None),) * dim + (item,))
             dim += 1
+        elif isinstance(item, torch.Tensor) and not (item.dim() == 0 and not item.dtype.is_floating_point
+                                                      and item.dtype != torch.bool):
+            tensors.append((dim, item))
+            dim += _dims_used(item)
         elif isinstance(item, int) or (hasattr(item, "__index__") and not isinstance(item, bool)):
-            result = Select.apply(result, prefix + (int(item),))
+            result = Select.apply(result, (slice(None),) * dim + (int(item),))
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
                 f"(got {type(item).__name__})"
             )
-    return result
+    if not tensors:
+        return result, None
+    indices, used = [], 0
+    for position, tensor in tensors:
+        while used < position:
+            indices.append(None)
+            used += 1
+        indices.append(tensor)
+        used += _dims_used(tensor)
+    return result, tuple(indices)
+
+
+def _dims_used(item):
+    """How many dimensions an index item walks over: a boolean mask takes as many as it has."""
+    if item is None or item is Ellipsis:
+        return 0
+    if isinstance(item, torch.Tensor) and item.dtype in (torch.bool, torch.uint8):
+        return item.dim()
+    return 1
+
+
+def copy_to(dst, value):
+    """dst[...] = value, as torch's __setitem__ writes it: copy_ same shapes, fill_ a 0-dim, else broadcast."""
+    Variable = function.Variable
+    if not isinstance(value, (Variable, torch.Tensor)):
+        value = torch.tensor(value, dtype=dst.dtype, device=dst.device)
+    if value.shape == dst.shape:
+        dst.copy_(value)
+    elif value.dim() == 0 and value.device.type == "cpu":
+        dst.fill_(value)
+    else:
+        shape = list(value.shape)
+        while shape and shape[0] == 1:
+            shape.pop(0)
+        value = value.view(shape)
+        dst.copy_(value if value.shape == dst.shape else value.expand(dst.shape))
 
 
 # --- joining ----------------------------------------------------------------------------------
@@ -352,27 +508,6 @@ class Cat(Function):
             pieces.append(grad.narrow(ctx.dim, start, size))
             start += size
         return (None, *pieces)
-
-
-class Split(Function):
-    """Cut into pieces along `dim` (what split and chunk record): one node, one output per piece.
-
-    Backward joins the pieces' gradients back together (zeros for pieces that got none).
-    """
-
-    node_name = "SplitBackward0"
-    check_gradients = False
-
-    @staticmethod
-    def forward(ctx, a, split_size, dim):
-        ctx.dim = dim
-        return a.split(split_size, dim)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        if isinstance(grads[0], torch.Tensor):
-            return torch.cat(grads, ctx.dim), None, None
-        return Cat.apply(ctx.dim, *grads), None, None
 
 
 class Stack(Function):

@@ -1,0 +1,109 @@
+"""Writes: the ops behind `zero_`, `fill_`, `copy_` and `index_put_`, in their out-of-place form.
+
+An in-place op records the node of its out-of-place twin (see `Variable._in_place`). What was
+overwritten gets no gradient; what was written gets the gradient of the places it landed in.
+"""
+import torch
+
+from ..function import Function
+from .broadcast import unbroadcast
+from .shape import plain_index, python_index
+
+
+class Zero(Function):
+    """x.zero_(): every element overwritten, so none of the old values gets a gradient."""
+
+    node_name = "ZeroBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        return torch.zeros_like(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros(grad)
+
+
+class Fill(Function):
+    """x.fill_(number): like zero_, with another number."""
+
+    node_name = "FillBackward2"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, value):
+        return torch.full_like(a, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros(grad), None
+
+
+class FillTensor(Function):
+    """x.fill_(t) with a 0-dim tensor t: every element is t, so t's gradient is the sum of all."""
+
+    node_name = "FillBackward3"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, value):
+        return a.new_empty(a.shape).fill_(value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros(grad), grad.sum()
+
+
+class Copy(Function):
+    """x.copy_(src): src (broadcast, cast to x's dtype) replaces x; its gradient flows back to src."""
+
+    node_name = "CopyBackwards"
+    qualified_name = "torch::autograd::CopyBackwards"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, src):
+        ctx.src_meta = src.shape, src.dtype, src.device
+        return torch.empty_like(a).copy_(src)
+
+    @staticmethod
+    def backward(ctx, grad):
+        shape, dtype, device = ctx.src_meta
+        return _zeros(grad), unbroadcast(grad, shape).to(dtype=dtype, device=device)
+
+
+class IndexPut(Function):
+    """x.index_put_(indices, values): values land at the indexed places, which lose their old gradient.
+
+    `indices` holds one index tensor per dimension it indexes (None for a dimension taken whole).
+    """
+
+    node_name = "IndexPutBackward0"
+    check_gradients = False
+    saved_names = ("indices[]",)
+
+    @staticmethod
+    def forward(ctx, a, indices, values, accumulate):
+        ctx.accumulate, ctx.values_shape = accumulate, values.shape
+        ctx.save_for_backward(*indices)
+        return torch.ops.aten.index_put_(a.clone(), list(indices), values, accumulate)
+
+    @staticmethod
+    def backward(ctx, grad):
+        indices = tuple(plain_index(i) for i in ctx.saved_tensors)
+        grad_self = grad if ctx.accumulate else grad.where(_kept(grad, indices), 0.0)
+        picked = grad[python_index(indices)]
+        return grad_self, None, unbroadcast(picked, ctx.values_shape), None
+
+
+def _zeros(grad):
+    """The gradient of values that were overwritten: zeros (never `grad * 0`, which turns inf into nan)."""
+    return grad.new_zeros(grad.shape)
+
+
+def _kept(grad, indices):
+    """True where index_put_ left the old values alone, False where it wrote."""
+    data = getattr(grad, "data", grad)
+    kept = torch.ones(data.shape, dtype=torch.bool, device=data.device)
+    return torch.ops.aten.index_put_(kept, list(indices), kept.new_zeros(()), False)

@@ -1,0 +1,197 @@
+"""Views, and in-place writes through them, as torch records them.
+
+A view shares its base's storage, and so its version counter: `y[0]`, `y.t()`, `y.view(4)` are
+the same numbers seen differently. Writing into a view in place changes the base too, so
+autograd rewrites the *base's* history:
+
+    y = x * 1          # y.grad_fn: MulBackward0
+    y[0].mul_(3)       # y.grad_fn: CopySlices, which wraps the MulBackward0 of the write
+                       # y[0] now leads back to y through a fresh AsStridedBackward0
+
+In backward, `CopySlices` takes the base's gradient, runs the write's own backward on the slice
+that was written, and passes the rest of the gradient through untouched. Any view whose base
+was written to since it was made gets a fresh node that leads to the base: torch notices this
+lazily, when the view's `grad_fn` is next read and its version has moved on.
+"""
+import re
+
+from . import grad_mode
+from .function import Function, _sequence_nr
+
+DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE = "default", "no_grad", "multi_output"
+
+_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+DETACH_VIEW = (
+    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+    "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+    "detach_() cannot be called on these gradients. To fix this error, please refer to the "
+    "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+)
+
+
+class ViewInfo:
+    """What a view knows: its base, how to make it again from the base, and when it was made."""
+
+    __slots__ = ("base", "chain", "creation", "version")
+
+    def __init__(self, base, chain, creation, version):
+        self.base = base          # the Variable that owns the storage (never itself a view)
+        self.chain = chain        # ((Function, args), ...): the view ops from base to this view
+        self.creation = creation  # DEFAULT, NO_GRAD_MODE or MULTI_OUTPUT_NODE, as torch's CreationMeta
+        self.version = version    # the version counter when grad_fn was last right
+
+
+def mark_view(output, source, step, multi_output=False):
+    """Make `output` (just computed from `source` by the view op `step`) a view of source's base."""
+    info = source._view
+    if grad_mode.is_grad_enabled():
+        creation = MULTI_OUTPUT_NODE if multi_output else DEFAULT
+    else:
+        creation = NO_GRAD_MODE
+    if info is None:
+        base, chain = source, (step,)
+    else:
+        base, chain = info.base, info.chain + (step,)
+        if creation == DEFAULT:              # a view of a restricted view stays restricted
+            creation = info.creation
+    output._view = ViewInfo(base, chain, creation, output.data._version)
+
+
+def replay(chain, x):
+    """Apply the view ops of `chain` to `x`: plain tensors run the kernels, Variables record nodes."""
+    from .variable import Variable
+    for cls, args in chain:
+        if isinstance(x, Variable):
+            x = cls.apply(x, *args)
+        else:
+            x = cls.forward(cls._backward_cls(), x, *args)
+    return x
+
+
+# --- the nodes in-place writes leave behind ----------------------------------------------------
+
+def _node(cls, next_functions, needs_input_grad):
+    """A node of `cls` made directly (no forward to run): the history already exists."""
+    node = cls._backward_cls()
+    node.next_functions = tuple(next_functions)
+    node._input_slots = tuple(range(len(node.next_functions)))
+    node.needs_input_grad = tuple(needs_input_grad)
+    node._sequence_nr = next(_sequence_nr)
+    return node
+
+
+class CopySlices(Function):
+    """The base's node after a write through one of its views: the write's node wraps inside.
+
+    Edge 0 leads to the base's history before the write; the others are the write's own inputs
+    (the `src` of a `copy_`, the `other` of a `mul_`).
+    """
+
+    node_name = "CopySlices"
+    qualified_name = "torch::autograd::CopySlices"
+    check_gradients = False
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .engine import _call_node
+        result = grad.clone()
+        grad_slice = replay(ctx.chain, result)        # where the write landed, in the base's gradient
+        grads = _call_node(ctx.fn, [grad_slice.clone()])
+        if grads[0] is None:
+            grad_slice.zero_()                          # the old values there were overwritten
+        else:
+            grad_slice.copy_(grads[0])
+        return (result, *grads[1:])
+
+
+def copy_slices(base, view_info, fn):
+    """The base's new node after `fn` wrote through a view: a CopySlices wrapping `fn`."""
+    edges = (base._edge(),) + tuple(fn.next_functions[1:])
+    node = _node(CopySlices, edges, tuple(next_node is not None for next_node, _ in edges))
+    node.fn, node.chain = fn, view_info.chain
+    node._wrapped = fn
+    return node
+
+
+class AsStrided(Function):
+    """A view's node made again after its base changed: the view's gradient, put back in place."""
+
+    node_name = "AsStridedBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def backward(ctx, grad):
+        for (cls, _), step_ctx in zip(reversed(ctx.chain), reversed(ctx.steps)):
+            grad = cls.backward(step_ctx, grad)
+            if isinstance(grad, tuple):
+                grad = grad[0]
+        return grad
+
+
+def regenerate_grad_fn(view):
+    """Give a view whose base was written to a node leading to the base (torch does it lazily)."""
+    info = view._view
+    base = info.base
+    if view._grad_fn is None and not base.requires_grad:
+        return
+    check_rebase(view, indirect=True)
+    node = _node(AsStrided, (base._edge(),), (True,))
+    node.chain, node.steps = info.chain, _forward_steps(info.chain, base.data)
+    info.version = view.data._version
+    view._set_history(node, 0)
+
+
+def _forward_steps(chain, data):
+    """Run each view op of `chain` forward once to fill the ctx its backward needs."""
+    steps = []
+    for cls, args in chain:
+        ctx = cls._backward_cls()
+        data = cls.forward(ctx, data, *args)
+        steps.append(ctx)
+    return steps
+
+
+# --- torch's refusals -------------------------------------------------------------------------
+
+def check_inplace(variable, recording):
+    """Refuse an in-place op torch refuses: on a leaf that requires grad, or a view it cannot track."""
+    if not recording:
+        return
+    info = variable._view
+    if info is not None:
+        check_rebase(variable, indirect=False)
+        if variable.requires_grad and info.base.grad_fn is None:
+            raise RuntimeError("a view of " + _LEAF)
+    if variable.requires_grad and variable.grad_fn is None:
+        raise RuntimeError(_LEAF)
+
+
+def check_rebase(view, indirect):
+    """A view made in no_grad mode, or one of several views one op returned, cannot be rebased."""
+    creation = view._view.creation
+    if creation == DEFAULT:
+        return
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    node = view._grad_fn
+    where = f"Output {view._output_nr} of {re.sub(r'Backward[0-9]*$', '', node.name())}" if node else None
+    if creation == NO_GRAD_MODE or node is None:
+        prefix = f"{where} is a view of a view which was created in" if node else "A view was created in"
+        message = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        message = f"{where} is a view and {modified} modified inplace."
+    if creation == MULTI_OUTPUT_NODE:
+        message += (" This view is the output of a function that returns multiple views. Such functions do not"
+                    " allow the output views to be modified inplace. You should replace the inplace operation by an"
+                    " out-of-place one.")
+    else:
+        message += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your"
+                    " code by moving both the view and the inplace either both inside the no_grad block (if you"
+                    " don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+    raise RuntimeError(message)
+
+
+def saved_result_is_self(node, result, data):
+    """After `x.exp_()`, the result the node saved *is* x: a later write to x must be noticed."""
+    for saved in node._saved:
+        if saved is not None and saved.output_nr is not None and saved.data is result:
+            saved.data, saved.version = data, data._version
