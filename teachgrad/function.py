@@ -404,7 +404,9 @@ def _run_forward(cls, ctx, raw):
 
 def _bind_arguments(cls, args, kwargs):
     """Keyword arguments of `apply` put in forward's order; with setup_context, defaults filled in (as torch)."""
-    signature = inspect.signature(cls.forward)
+    signature = cls.__dict__.get("_forward_signature")
+    if signature is None:   # looked up once per Function class
+        signature = cls._forward_signature = inspect.signature(cls.forward)
     if cls._has_setup_context:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()

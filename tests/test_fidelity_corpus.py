@@ -532,3 +532,15 @@ def test_draw_shows_any_name_as_given():
         for line in name.split("\n"):
             assert line in texts, (name, line)
     assert 'a "title" \\ <with> & more' in texts
+
+
+def test_grad_materialize_grads():
+    def example(lib):
+        x = lib.tensor([1., 2.], requires_grad=True)
+        unused = lib.tensor([3.], requires_grad=True)
+        y = (x * x).sum()
+        return (lib.autograd.grad(y, [x, unused], retain_graph=True, materialize_grads=True),
+                lib.autograd.grad(y, [x, unused], retain_graph=True, allow_unused=True),
+                error(lambda: lib.autograd.grad(y, [x, unused], materialize_grads=True, allow_unused=False)))
+
+    same(*both(example))
