@@ -167,7 +167,7 @@ class Pow(Function):
         n = ctx.exponent
         if n == 0:
             return a.new_zeros(a.shape), None   # zeros, as torch: even where the gradient is inf
-        return grad * (n * a ** (n - 1)), None
+        return grad * n * a ** (n - 1), None
 
 
 class PowTensor(Function):
