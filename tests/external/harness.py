@@ -6,7 +6,8 @@ It returns what the original printed or asserted on. Both runs start from the sa
 
 What is compared, recursively through tuples, lists and dicts:
 - tensors: values (NaN equal to NaN), dtype, shape, `requires_grad`, node name
-  (`type(t.grad_fn).__name__`);
+  (`type(t.grad_fn).__name__`); where torch gives a tensor, teachgrad must give a Variable
+  (not the plain torch tensor underneath);
 - graph nodes: their type's name; dtypes, sizes, numbers, strings, None;
 - an exception the snippet raises (or `caught` records): its type's name and its message.
 """
@@ -18,6 +19,7 @@ import torch as real_torch
 
 import teachgrad
 
+STRICT = True   # a plain torch tensor where torch gives a Tensor is a difference too
 BACKENDS = {"torch": real_torch, "teachgrad": teachgrad}
 
 
@@ -51,7 +53,7 @@ def describe(x):
     if isinstance(x, (teachgrad.Variable, real_torch.Tensor)):
         data, requires_grad, grad_fn = _tensor_of(x)
         return ("tensor", data.detach().cpu(), data.dtype, tuple(data.shape), requires_grad,
-                None if grad_fn is None else type(grad_fn).__name__)
+                None if grad_fn is None else type(grad_fn).__name__, type(x) is real_torch.Tensor)
     if isinstance(x, real_torch.Size):
         return ("size", tuple(x))
     if isinstance(x, real_torch.dtype):
@@ -71,8 +73,9 @@ def assert_same(ours, theirs, where="result"):
     """Assert two `describe` structures agree; the message says where they differ."""
     if isinstance(theirs, tuple) and theirs and theirs[0] == "tensor":
         assert isinstance(ours, tuple) and ours and ours[0] == "tensor", f"{where}: torch gave a tensor, teachgrad {ours!r}"
-        _, t_data, t_dtype, t_shape, t_rg, t_fn = theirs
-        _, o_data, o_dtype, o_shape, o_rg, o_fn = ours
+        _, t_data, t_dtype, t_shape, t_rg, t_fn, _ = theirs
+        _, o_data, o_dtype, o_shape, o_rg, o_fn, o_plain = ours
+        assert not STRICT or not o_plain, f"{where}: teachgrad gave a plain torch tensor, not a Variable"
         assert o_dtype == t_dtype, f"{where}: dtype {o_dtype} != torch's {t_dtype}"
         assert o_shape == t_shape, f"{where}: shape {o_shape} != torch's {t_shape}"
         assert o_rg == t_rg, f"{where}: requires_grad {o_rg} != torch's {t_rg}"
