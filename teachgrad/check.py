@@ -54,6 +54,8 @@ def analytical_jacobian(fn, inputs):
     jacobians = [[torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
                  for x in differentiable]
     for k, out in enumerate(outputs):
+        if not out.requires_grad:   # an output backward cannot reach: its Jacobian is zero, as torch takes it
+            continue
         for j in range(out.numel()):
             seed = torch.zeros(out.numel(), dtype=out.dtype, device=out.device)
             seed[j] = 1
