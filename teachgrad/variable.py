@@ -292,6 +292,24 @@ class Variable:
     def numel(self):
         return self.data.numel()
 
+    def element_size(self):
+        return self.data.element_size()
+
+    nbytes = property(lambda self: self.data.nbytes, doc="Bytes the elements take (numel * element_size).")
+    itemsize = property(lambda self: self.data.itemsize)
+
+    def stride(self, dim=None):
+        return self.data.stride() if dim is None else self.data.stride(dim)
+
+    def storage_offset(self):
+        return self.data.storage_offset()
+
+    def is_contiguous(self, memory_format=torch.contiguous_format):
+        return self.data.is_contiguous(memory_format=memory_format)
+
+    def data_ptr(self):
+        return self.data.data_ptr()
+
     def item(self):
         return self.data.item()
 

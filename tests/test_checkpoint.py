@@ -174,3 +174,22 @@ def test_the_segment_saves_nothing_but_placeholders():
     dot = tg.viz.draw(y, names={"x": x, "y": y}).source
     assert dot.count("recomputed in backward") == 2
     assert all(s.data is None and s.packed is not None for s in y.grad_fn._saved)
+
+
+@pytest.mark.parametrize("segments", [1, 2, 4])
+def test_hooks_around_a_checkpoint_see_what_torch_keeps(segments):
+    """Outer pack hooks see the tensors saved outside checkpoints and each checkpoint's inputs, as in torch."""
+    def run(lib):
+        g = torch.Generator().manual_seed(1)
+        ws = [torch.randn(6, 6, generator=g, dtype=torch.float64) for _ in range(8)]
+        ws = [lib.Variable(w, requires_grad=True) if lib is tg else w.requires_grad_() for w in ws]
+        x = lib.ones(3, 6, dtype=lib.float64)
+        kept = []
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: kept.append(tuple(t.shape)) or t, lambda t: t):
+            layers = [(lambda w: (lambda h: (h @ w).tanh()))(w) for w in ws]
+            out = ckpt(lib).checkpoint_sequential(layers, segments, x, use_reentrant=False)
+        out.sum().backward()
+        return sorted(kept), grad_of(ws[0])
+
+    ours, theirs = both(run)
+    assert ours[0] == theirs[0] and close(ours[1], theirs[1])

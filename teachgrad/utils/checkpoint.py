@@ -95,13 +95,32 @@ class _Placeholder:
 
 
 class _Segment:
-    """One checkpointed call: its inputs, its random state, and the tensors each rerun saved."""
+    """One checkpointed call: its inputs, its random state, and the tensors each rerun saved.
+
+    The input tensors are kept as saved tensors of a node of their own (as torch does), so hooks
+    around the checkpoint (`save_on_cpu`, say) apply to them too.
+    """
 
     def __init__(self, function, args, kwargs, preserve_rng_state):
-        self.function, self.args, self.kwargs = function, args, kwargs
+        self.function, self.args, self.kwargs = function, list(args), kwargs
         self.rng = _RngState(args) if preserve_rng_state else None
         self.count = 0
         self.recomputed = {}      # backward pass id -> tensors the rerun saved (None once handed over)
+        self.positions = [i for i, a in enumerate(args) if isinstance(a, (Variable, torch.Tensor))]
+        dummy = Variable(torch.empty(0), requires_grad=True)
+        self.saver = _NoopSaveInputs.apply(dummy, *[args[i] for i in self.positions]).grad_fn
+        if self.saver is not None:
+            for i in self.positions:
+                self.args[i] = None
+
+    def inputs(self):
+        """The segment's arguments, its tensors unpacked from where they were saved."""
+        if self.saver is None:
+            return self.args
+        args = list(self.args)
+        for i, tensor in zip(self.positions, self.saver.saved_tensors):
+            args[i] = tensor
+        return args
 
     def pack(self, tensor):
         self.count += 1
@@ -132,14 +151,31 @@ class _Segment:
         def keep(tensor):
             saved.append(tensor.data)
 
+        with grad_mode.enable_grad():
+            args = self.inputs()
         with _restored(self.rng), grad_mode.enable_grad(), graph.saved_tensors_hooks(keep, _never):
-            self.function(*self.args, **self.kwargs)
+            self.function(*args, **self.kwargs)
         if len(saved) != self.count:
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the original forward and "
                 f"recomputation.\nNumber of tensors saved during forward: {self.count}\n"
                 f"Number of tensors saved during recomputation: {len(saved)}.")
         return saved
+
+
+class _NoopSaveInputs(Function):
+    """Keeps a checkpoint's input tensors as its saved tensors; never part of a backward pass."""
+
+    node_name = "_NoopSaveInputsBackward"
+
+    @staticmethod
+    def forward(ctx, dummy, *tensors):
+        ctx.save_for_backward(*tensors)
+        return dummy
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise AssertionError("did not expect to backward on this graph")
 
 
 def _never(_):
