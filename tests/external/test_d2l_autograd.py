@@ -47,7 +47,8 @@ def backward_for_non_scalar_variables(torch):
 def detaching_computation(torch):
     x = torch.arange(4.0)
     x.requires_grad_(True)
-    x.grad = torch.zeros(4)
+    y = x * x
+    y.backward(gradient=torch.ones(len(y)))  # the cell before
     x.grad.zero_()
     y = x * x
     u = y.detach()
