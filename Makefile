@@ -5,14 +5,14 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.teachgrad-installed
 LAB_PORT ?= 8888
 
-.PHONY: setup setup-dot setup-browser test test-unit test-notebooks test-browser lab notebooks bench clean
+.PHONY: setup setup-dot setup-browser test test-unit test-notebooks test-browser test-book lab lab-reset student notebooks book bench clean
 
 setup: $(STAMP) setup-dot
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check torch==2.13.0 -c constraints.txt
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,notebooks]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,notebooks,book]'
 	touch $(STAMP)
 
 # Graphviz's `dot` draws the graphs; without it teachgrad.viz still gives DOT text.
@@ -35,6 +35,7 @@ test: setup setup-browser
 # Re-run every notebook under nbval and compare with the stored outputs.
 test-notebooks: setup
 	$(NBVAL) notebooks
+	$(PY) -m pytest tests -q -p no:cacheprovider -m notebooks
 
 # Re-execute every notebook and store the outputs (after changing teachgrad or a notebook).
 notebooks: setup
@@ -44,13 +45,40 @@ bench: setup
 	$(PY) benchmarks/bench.py
 
 test-unit: setup
-	$(PY) -m pytest tests -q -p no:cacheprovider -m "not browser"
+	$(PY) -m pytest tests -q -p no:cacheprovider -m "not browser and not notebooks"
 
-# Bound to this machine only, with token auth left on (open the URL with the token it prints).
+# The series as a static site in build/book/ (open build/book/index.html), from the stored outputs:
+# nothing is re-run, so run `make notebooks` first after changing teachgrad or a notebook.
+book: $(STAMP)
+	$(PY) scripts/build_book.py
+
+# The book built, served on 127.0.0.1 and read in headless Chromium; skipped, saying why, without Chromium.
+test-book: export OMP_NUM_THREADS = 1
+test-book: setup setup-browser
+	$(PY) -m pytest tests/test_book.py -q -p no:cacheprovider -m book
+
+# JupyterLab serves a working copy, work/ (git-ignored): made from notebooks/ on first run, and a notebook
+# added to the series later is copied in; a learner's edits are never overwritten (`make lab-reset` starts again).
+# Bound to this machine only, with token auth left on (open the URL with the token it prints); its own config
+# folder (build/lab-config) turns off the announcements pop-up.
+WORK := work
+LAB_CONFIG := build/lab-config
+
 lab: $(STAMP)
 	@scripts/system-package.sh dot graphviz "Graphviz, draws computation graphs" || \
 		echo "Continuing without dot: graphs will show as DOT text until Graphviz is installed."
-	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
+	$(PY) scripts/lab_setup.py $(WORK) $(LAB_CONFIG)
+	JUPYTER_CONFIG_DIR=$(LAB_CONFIG) $(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser \
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(WORK)/
+
+# Throw away the working copy (your answers in work/ are lost) and make it again from notebooks/.
+lab-reset:
+	rm -rf $(WORK)
+	$(PY) scripts/lab_setup.py $(WORK) $(LAB_CONFIG)
+
+# The student edition: the series without solution cells, in build/student/.
+student: $(STAMP)
+	$(PY) scripts/make_student.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis

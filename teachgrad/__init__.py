@@ -20,7 +20,8 @@ from .functional import (abs, add, allclose, cat, chunk, clamp, cos, div, dot, e
                          masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, pow, relu, reshape,
                          sigmoid, sin, split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze,
                          where)
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .variable import Variable
 
 Tensor = Variable

@@ -1,11 +1,15 @@
 """The backward engine: from the output back to the leaves, one node at a time.
 
 1. Walk the graph from the roots and count, for every node, how many edges lead into it.
+   Asked for some `inputs` only (`grad`, `backward(inputs=...)`), mark the nodes on a path
+   to them: no other node runs, fires its hooks or frees its saved tensors.
 2. Seed each root with its gradient (ones for a scalar output).
 3. Run a node once every gradient bound for it has arrived (its count dropped to zero),
    summing gradients that meet at the same input; newest node first, as torch does.
+   Running a node: its tensor hooks, `retain_grad`, its pre-hooks, its backward, each gradient
+   fitted to its input (dtype, shape, device), its post-hooks; then it drops its saved tensors
+   (unless `retain_graph`).
 4. A leaf's `AccumulateGrad` adds what reaches it into `.grad`.
-Without `retain_graph`, each node drops its saved tensors once it has run.
 
 A leaf's first gradient is copied into `.grad`, unless the engine knows nobody else holds that
 tensor (a built-in op has just computed it): then the leaf keeps it as it is, as torch does.
@@ -18,13 +22,13 @@ from collections import namedtuple
 
 import torch
 
-from . import function, grad_mode
+from . import anomaly_mode, function, grad_mode
 from .function import AccumulateGrad
 
 Step = namedtuple("Step", "node grad_outputs grad_inputs")
 Step.__doc__ = "One node run by the engine: the gradients it received and the ones it sent on its edges."
 
-_recorders = []
+_local = threading.local()   # each thread records its own backward passes
 
 GraphTask = namedtuple("GraphTask", "id whole_graph")
 GraphTask.__doc__ = "One backward() or grad() call; whole_graph: a backward() without inputs= (runs every node)."
@@ -50,32 +54,33 @@ def current_graph_task():
 
 @contextlib.contextmanager
 def record_backward():
-    """Record every node the engine runs, in order, as a list of `Step`s.
+    """Record every node the engine runs in this thread, in order, as a list of `Step`s.
 
         with record_backward() as steps:
             t.backward()
         [s.node.name() for s in steps]   # ['MulBackward0', 'AccumulateGrad', ...]
     """
     steps = []
-    _recorders.append(steps)
+    recorders = _local.__dict__.setdefault("recorders", [])
+    recorders.append(steps)
     try:
         yield steps
     finally:
-        _recorders.remove(steps)
+        recorders[:] = [r for r in recorders if r is not steps]
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Add the gradient of `tensors` to the `.grad` of the leaves (or only of `inputs`)."""
     tensors = _as_tuple(tensors)
     if inputs is not None:
-        inputs = _as_tuple(inputs)
-        if not inputs:
-            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        inputs = _checked_inputs(inputs, "backward")
+        for x in inputs:
+            x.retain_grad()   # as torch: a non-leaf input gets its .grad this way (and one that needs none is refused)
     grads = _make_grads(tensors, _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     with _graph_task(inputs is None):
-        _run(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)
+        _run(tensors, grads, retain_graph, create_graph, inputs, capture=False)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
@@ -91,7 +96,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
-    inputs_tuple = _as_tuple(inputs)
+    inputs_tuple = _checked_inputs(inputs, "grad")
     for x in inputs_tuple:
         if not x.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -99,7 +104,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     with _graph_task(False):
-        captured = _run(outputs, grads, retain_graph, create_graph, inputs_tuple, accumulate=False)
+        captured = _run(outputs, grads, retain_graph, create_graph, inputs_tuple, capture=True)
     result = []
     for k, g in enumerate(captured):
         if g is None and not allow_unused:
@@ -119,14 +124,23 @@ def _as_tuple(x):
     return (x,)
 
 
+def _checked_inputs(inputs, caller):
+    """`inputs` as a tuple of Variables, refused as torch refuses them when empty or not tensors."""
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError(f"`inputs` argument to `{caller}()` cannot be empty.")
+    for x in inputs:
+        if not isinstance(x, function.Variable):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(x).__name__}")
+    return inputs
+
+
 def _as_variable(g):
     return g if isinstance(g, function.Variable) else function.Variable._make(g)
 
 
 def _make_grads(outputs, grads, create_graph):
     """Check the given output gradients, and make ones for scalar outputs given none."""
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     Variable = function.Variable
     made = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
@@ -139,18 +153,24 @@ def _make_grads(outputs, grads, create_graph):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
             data = torch.ones_like(out.data, memory_format=torch.preserve_format)
         else:
-            data = g.data if isinstance(g, Variable) else torch.as_tensor(g)
+            if not isinstance(g, (Variable, torch.Tensor)):
+                raise TypeError(f"gradients can be either Tensors or None, but got {_typename(g)}")
+            data = g.data if isinstance(g, Variable) else g
             if data.shape != out.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {data.shape} and output[{i}] "
                     f"has a shape of {out.shape}."
                 )
-            if data.device != out.device:
-                raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} but got {data.device}")
+            data = _fit_dtype(data, out.dtype)
+            data = _fit_device(data, out.device, lambda message: message, i)
+            if isinstance(g, Variable) and data is g.data:
+                data = g
         if create_graph:
-            made.append(g if isinstance(g, Variable) else Variable._make(data))
+            made.append(data if isinstance(data, Variable) else Variable._make(data))
         else:
-            made.append(data)
+            made.append(data.data if isinstance(data, Variable) else data)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     return made
 
 
@@ -171,26 +191,79 @@ def _count_dependencies(roots):
     return dependencies
 
 
-def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
-    """Run backward from `outputs`. With `accumulate`, fill `.grad`; else return the inputs' gradients."""
-    buffers = {}  # node -> [gradient of each of its outputs]
+def _needed(roots, targets):
+    """The nodes on a path from the roots to a target (torch's exec_info): only these run.
+
+    A target is needed itself only if it leads to another target below it; `grad()` catches the
+    gradient of a target that is not needed without running it.
+    """
+    needed = set()
+    done = set()
+    for root in roots:
+        stack = [(root, iter(root.next_functions))]
+        done.add(root)
+        while stack:
+            node, edges = stack[-1]
+            for next_node, _ in edges:
+                if next_node is None:
+                    continue
+                if next_node not in done:
+                    done.add(next_node)
+                    stack.append((next_node, iter(next_node.next_functions)))
+                    break
+                if next_node in needed or next_node in targets:
+                    needed.add(node)
+            else:
+                stack.pop()
+                if stack and (node in needed or node in targets):
+                    needed.add(stack[-1][0])
+    return needed
+
+
+def _seed(outputs, grads):
+    """The roots' gradients, in the buffers the engine fills: node -> [gradient of each of its outputs]."""
+    buffers = {}
     for i, (out, g) in enumerate(zip(outputs, grads)):
         node, output_nr = out._edge()
         if node is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         buffer = buffers.setdefault(node, [None] * node._num_outputs)
         buffer[output_nr] = g if buffer[output_nr] is None else buffer[output_nr] + g
+    return buffers
 
-    # Where to catch the inputs' gradients: at a leaf's AccumulateGrad, or at the node that made it.
-    targets = {}
-    if inputs is not None:
-        for k, x in enumerate(inputs):
-            targets.setdefault(x._edge(), []).append(k)
-    captured = [None] * (len(inputs) if inputs is not None else 0)
 
+def _exec_info(roots, inputs, capture):
+    """Which nodes run when only `inputs` are asked for; for grad(), where each input's gradient is caught.
+
+    Returns (captures, needed, execute): captures maps a node to [(output_nr, k)] for inputs[k];
+    needed nodes run; execute (None: every node) is what may be reached at all.
+    """
+    if inputs is None:
+        return {}, None, None
+    if not capture:
+        targets = {x._edge()[0] for x in inputs}
+        needed = _needed(roots, targets) | targets
+        return {}, needed, needed
+    captures = {}
+    for k, x in enumerate(inputs):
+        node, output_nr = x._edge()
+        captures.setdefault(node, []).append((output_nr, k))
+    needed = _needed(roots, captures)
+    return captures, needed, needed | captures.keys()
+
+
+def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
+    """Run backward from `outputs`. With `capture` (grad()), return the inputs' gradients instead of filling `.grad`."""
+    buffers = _seed(outputs, grads)
+    captures, needed, execute = _exec_info(buffers, inputs, capture)
+    captured = [None] * (len(inputs) if capture else 0)
+
+    recorders = getattr(_local, "recorders", None) or ()
+    check_nan = anomaly_mode._enabled and anomaly_mode._check_nan
     owned = set()  # ids of buffered gradients that a built-in op computed and nobody else holds
     dependencies = _count_dependencies(buffers)
-    ready = [(-node._sequence_nr, n, node) for n, node in enumerate(buffers) if node not in dependencies]
+    ready = [(-node._sequence_nr, n, node) for n, node in enumerate(buffers)
+             if node not in dependencies and (execute is None or node in execute)]
     heapq.heapify(ready)
     tiebreak = len(ready)
 
@@ -198,37 +271,28 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
         while ready:
             node = heapq.heappop(ready)[2]
             grad_outputs = buffers.pop(node)
-            if owned:
-                ours = [id(g) in owned for g in grad_outputs]
-                owned.difference_update(id(g) for g in grad_outputs)
-            else:
-                ours = None
-            if node._pre_hooks:
-                grad_outputs = _call_pre_hooks(node, grad_outputs, create_graph)
-            if targets:
-                for output_nr, g in enumerate(grad_outputs):
-                    for k in targets.get((node, output_nr), ()):
-                        captured[k] = g if captured[k] is None else captured[k] + g
-                        if accumulate and not isinstance(node, AccumulateGrad):
-                            inputs[k]._accumulate_grad(g)
+            ours = _owned_flags(owned, grad_outputs)
+            if node in captures:
+                _capture(node, grad_outputs, captures[node], captured, node in needed, create_graph)
+                if node not in needed:
+                    continue   # caught, and nothing below it is asked for
 
-            if isinstance(node, AccumulateGrad):
-                if accumulate and grad_outputs[0] is not None and (inputs is None or (node, 0) in targets):
-                    node.apply(grad_outputs[0], owned=bool(ours and ours[0]) and not node._pre_hooks)
-                grad_inputs = ()
-            else:
-                grad_inputs = _call_node(node, grad_outputs)
+            try:
+                grad_outputs, grad_inputs = _call_function(node, grad_outputs, create_graph, ours)
                 if not retain_graph:
                     node._release()
-            if node._post_hooks:
-                for hook in node._post_hooks:
-                    hook(tuple(grad_inputs), tuple(grad_outputs))
-            for steps in _recorders:
+                if check_nan:
+                    _check_nan(node, grad_inputs)
+            except Exception:
+                if anomaly_mode._enabled:
+                    anomaly_mode.warn_forward_stack(node)
+                raise
+            for steps in recorders:
                 steps.append(Step(node, _plain(grad_outputs), _plain(grad_inputs)))
 
-            fresh = () if create_graph else _fresh(node, grad_outputs, grad_inputs)
+            fresh = () if create_graph or recorders else _fresh(node, grad_outputs, grad_inputs)
             for (next_node, input_nr), g in zip(node.next_functions, grad_inputs):
-                if next_node is None:
+                if next_node is None or (execute is not None and next_node not in execute):
                     continue
                 buffer = buffers.get(next_node)
                 if buffer is None:
@@ -251,13 +315,48 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
     return captured
 
 
+def _capture(node, grad_outputs, where, captured, runs, create_graph):
+    """grad() catches its inputs' gradients as they reach their node: as they arrive if the node runs
+    anyway (torch's order), else after the node's tensor hooks (the only hooks that then fire)."""
+    if not runs:
+        grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
+    for output_nr, k in where:
+        captured[k] = grad_outputs[output_nr]
+
+
+def _owned_flags(owned, grad_outputs):
+    """Which of the arriving gradients nobody else holds (None when none is)."""
+    if not owned:
+        return None
+    ours = [id(g) in owned for g in grad_outputs]
+    owned.difference_update(id(g) for g in grad_outputs)
+    return ours
+
+
+def _call_function(node, grad_outputs, create_graph, ours):
+    """Run one node as torch's engine does; return the gradients it got (after its hooks) and one per edge."""
+    hooked = node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks
+    if hooked:
+        grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
+        grad_outputs = _call_pre_hooks(node, grad_outputs, create_graph)
+    if isinstance(node, AccumulateGrad):
+        if grad_outputs[0] is not None:
+            node.apply(grad_outputs[0], owned=bool(ours and ours[0]) and not hooked)
+        grad_inputs = []
+    else:
+        grad_inputs = _call_node(node, grad_outputs)
+    if node._post_hooks:
+        grad_inputs = _call_post_hooks(node, grad_inputs, grad_outputs, create_graph)
+    return grad_outputs, grad_inputs
+
+
 def _fresh(node, grad_outputs, grad_inputs):
     """Ids of the gradients a built-in node has just computed: new tensors, each sent on one edge.
 
     Not fresh: a gradient passed through unchanged (Add's), a view (T's), one sent twice, or any
-    that a user's code could hold (a custom Function's, one a hook or a recording has seen).
+    that a user's code could hold (a custom Function's, one a hook has seen).
     """
-    if isinstance(node, AccumulateGrad) or node._forward_cls.check_gradients or node._post_hooks or _recorders:
+    if isinstance(node, AccumulateGrad) or node._forward_cls.check_gradients or node._post_hooks:
         return ()
     arrived = {id(g) for g in grad_outputs}
     ids = [id(g) for g in grad_inputs if g is not None and g._base is None]
@@ -265,58 +364,182 @@ def _fresh(node, grad_outputs, grad_inputs):
 
 
 def _call_node(node, grad_outputs):
-    """Run one node's backward and return one gradient per edge in `next_functions`."""
+    """Run one node's backward and return one gradient per edge, each fitted to its input."""
     if all(g is None for g in grad_outputs):   # (list.count would compare tensors with ==)
-        return (None,) * len(node.next_functions)
+        return [None] * len(node.next_functions)
     if node._num_outputs > 1 and node.materialize_grads:
         grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
     grads = node.apply(*grad_outputs)
     if not isinstance(grads, tuple):
         grads = (grads,)
-    slots = node._input_slots
-    if len(grads) != len(node.needs_input_grad):
-        raise RuntimeError(
-            f"function {node.name()} returned an incorrect number of gradients "
-            f"(expected {len(node.needs_input_grad)}, got {len(grads)})"
-        )
-    grad_inputs = [grads[i] for i in slots]
     if node._forward_cls.check_gradients:
-        _validate(node, grad_inputs)
+        grads = _checked_user_gradients(node, grads)
+    elif len(grads) != len(node.needs_input_grad):
+        raise RuntimeError(_wrong_number_message(node, len(grads)))
+    grad_inputs = [grads[i] for i in node._input_slots]
+    _fit_to_inputs(node, grad_inputs)
     return grad_inputs
 
 
-def _validate(node, grad_inputs):
-    """Check a user Function's gradients against its inputs: shape, dtype and device."""
+def _wrong_number_message(node, got):
+    return (f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {len(node.needs_input_grad)}, got {got})")
+
+
+def _checked_user_gradients(node, grads):
+    """What a user's backward returned: one tensor or None per forward input (extra trailing Nones dropped)."""
+    expected = len(node.needs_input_grad)
+    if len(grads) > expected and all(g is None for g in grads[expected:]):
+        grads = grads[:expected]
+    if len(grads) != expected:
+        raise RuntimeError(_wrong_number_message(node, len(grads)))
+    for i, g in enumerate(grads):
+        if g is None:
+            continue
+        if i not in node._input_slots:
+            raise RuntimeError(f"function {node.name()} returned a gradient different than None at position {i + 1}, "
+                               "but the corresponding forward input was not a Variable")
+        if not isinstance(g, (torch.Tensor, function.Variable)):
+            raise RuntimeError(f"expected Variable or None (got {_typename(g)})")
+    return grads
+
+
+def _fit_to_inputs(node, grad_inputs):
+    """Make each gradient look like its input, as torch's engine does for every node (validate_outputs)."""
     for k, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):
         if g is None or meta is None:
             continue
         shape, dtype, device = meta
         if g.shape != shape:
-            raise RuntimeError(
-                f"Function {node.name()} returned an invalid gradient at index {k} - got "
-                f"{list(g.shape)} but expected shape compatible with {list(shape)}"
-            )
+            g = _fit_shape(g, shape, lambda message: f"Function {node.name()} returned an {message}", k)
+        if g.dtype is not dtype:
+            g = _fit_dtype(g, dtype)
         if g.device != device:
-            raise RuntimeError(
-                f"Function {node.name()} returned an invalid gradient at index {k} - expected device "
-                f"{device} but got {g.device}"
-            )
+            g = _fit_device(g, device, lambda message: f"Function {node.name()} returned an {message}", k)
+        grad_inputs[k] = g
+
+
+def _fit_shape(g, shape, message, k):
+    """A gradient of a broadcast shape is summed back to the input's; any other shape is a bug."""
+    if not _expandable(shape, g.shape):
+        raise RuntimeError(message(f"invalid gradient at index {k} - got {list(g.shape)} but expected shape "
+                                   f"compatible with {list(shape)}"))
+    return g.sum_to_size(shape)
+
+
+def _expandable(shape, to):
+    """Whether `shape` broadcasts to `to`."""
+    if len(shape) > len(to):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
+
+
+def _fit_dtype(g, dtype):
+    """A gradient takes its input's dtype (an f16 input of an f32 product gets an f16 gradient)."""
+    return g if g.dtype is dtype else g.to(dtype)
+
+
+def _fit_device(g, device, message, k):
+    """A gradient must be on its input's device; only a scalar is moved there."""
+    if g.device == device:
+        return g
+    if g.dim() == 0:
+        return g.to(device)
+    raise RuntimeError(message(f"invalid gradient at index {k} - expected device {device} but got {g.device}"))
+
+
+# --- hooks, in torch's order: tensor hooks, retain_grad, node pre-hooks | backward | post-hooks ---
+
+def _call_tensor_pre_hooks(node, grad_outputs, create_graph):
+    """Hooks registered on the tensors this node made (each sees its tensor's gradient), then retain_grad."""
+    if not (node._tensor_pre_hooks or node._retains_grad_hooks):
+        return grad_outputs
+    grad_outputs = list(grad_outputs)
+    for output_nr, hook in list(node._tensor_pre_hooks or ()):
+        g = grad_outputs[output_nr]
+        result = hook(_hook_value(g))
+        if result is not None:
+            grad_outputs[output_nr] = _unwrap(_checked_hook_result(hook, g, result), create_graph)
+    for output_nr, hook in list((node._retains_grad_hooks or {}).items()):
+        hook(grad_outputs[output_nr])
+    return grad_outputs
 
 
 def _call_pre_hooks(node, grad_outputs, create_graph):
-    Variable = function.Variable
-    grad_outputs = list(grad_outputs)
-    for output_nr, hooks in node._pre_hooks.items():
-        for hook in list(hooks):
-            g = grad_outputs[output_nr]
-            if g is None:
-                continue
-            new = hook(g if isinstance(g, Variable) else Variable._make(g))
-            if new is not None:
-                if not isinstance(new, Variable):
-                    new = Variable._make(new)
-                grad_outputs[output_nr] = new if create_graph else new.data
+    """`Node.register_prehook` hooks: each gets the gradients of the outputs and may replace them."""
+    for hook in list(node._pre_hooks or ()):
+        result = hook(tuple(_hook_value(g) for g in grad_outputs))
+        if result is not None:
+            grad_outputs = _checked_hook_tuple(hook, grad_outputs, result, create_graph)
     return grad_outputs
+
+
+def _call_post_hooks(node, grad_inputs, grad_outputs, create_graph):
+    """`Node.register_hook` hooks: each gets (grad_inputs, grad_outputs) and may replace grad_inputs."""
+    given_outputs = tuple(_hook_value(g) for g in grad_outputs)
+    for hook in list(node._post_hooks):
+        result = hook(tuple(_hook_value(g) for g in grad_inputs), given_outputs)
+        if result is not None:
+            grad_inputs = _checked_hook_tuple(hook, grad_inputs, result, create_graph)
+    return grad_inputs
+
+
+def _hook_value(g):
+    """What a hook is handed: a Variable (or None)."""
+    return None if g is None else _as_variable(g)
+
+
+def _unwrap(g, create_graph):
+    if g is None or create_graph or not isinstance(g, function.Variable):
+        return g
+    return g.data
+
+
+def _checked_hook_tuple(hook, before, result, create_graph):
+    """A node hook's return value: a tuple as long as what it was given, each entry checked."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{_typename(result)}'")
+    if len(result) != len(before):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                           f"(got {len(result)}, but expected {len(before)})")
+    return [g if new is None else _unwrap(_checked_hook_result(hook, g, new), create_graph)
+            for g, new in zip(before, result)]
+
+
+def _checked_hook_result(hook, original, result):
+    """A gradient a hook returned: a tensor of the same dtype, device and size as the one it replaces."""
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, (function.Variable, torch.Tensor)):
+        raise TypeError(f"expected Variable, but hook returned '{_typename(result)}'")
+    if result is original:
+        return result
+    if result.dtype != original.dtype or result.device.type != original.device.type:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was {_type_name(original)} "
+                           f"got {_type_name(result)})")
+    if result.shape != original.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return result
+
+
+def _typename(x):
+    """A value's type as torch's messages name it (a Variable is a Tensor)."""
+    return "Tensor" if isinstance(x, function.Variable) else type(x).__name__
+
+
+def _hook_name(hook):
+    return getattr(hook, "__name__", "<unknown>")
+
+
+def _type_name(g):
+    return (g.data if isinstance(g, function.Variable) else g).type()
+
+
+def _check_nan(node, grad_inputs):
+    """In anomaly mode: a backward that returns NaN is an error at the node that made it."""
+    for i, g in enumerate(grad_inputs):
+        if g is not None and torch.isnan(g.data if isinstance(g, function.Variable) else g).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
 def _zeros(meta):

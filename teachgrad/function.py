@@ -22,11 +22,12 @@ import functools
 import inspect
 import itertools
 import re
+import threading
 import weakref
 
 import torch
 
-from . import grad_mode, graph
+from . import anomaly_mode, grad_mode, graph
 
 _sequence_nr = itertools.count()
 
@@ -46,8 +47,10 @@ class Node:
 
     next_functions = ()
     _num_outputs = 1
-    _pre_hooks = None       # {output_nr: [fn(grad) -> grad or None]}: tensor hooks, retain_grad
-    _post_hooks = None      # [fn(grad_inputs, grad_outputs)]: node hooks, called after it ran
+    _tensor_pre_hooks = None    # [(output_nr, fn(grad) -> grad or None)]: hooks on the tensors it made
+    _retains_grad_hooks = None  # {output_nr: fn(grad)}: retain_grad's, run after the tensor hooks
+    _pre_hooks = None           # [fn(grad_outputs) -> grad_outputs or None]: register_prehook
+    _post_hooks = None          # [fn(grad_inputs, grad_outputs) -> grad_inputs or None]: register_hook
     _sequence_nr = 0
 
     def name(self):
@@ -62,19 +65,29 @@ class Node:
             raise TypeError(f"expected {self._num_outputs} arguments, got {len(grad_outputs)} instead")
         return self.apply(*grad_outputs)
 
+    def _release(self):
+        """Drop what was saved for backward (a node that saves nothing has nothing to drop)."""
+
     def register_hook(self, fn):
-        """Call `fn(grad_inputs, grad_outputs)` each time this node has run."""
+        """Call `fn(grad_inputs, grad_outputs)` each time this node has run; a tuple it returns replaces grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(fn)
         return RemovableHandle(self._post_hooks, fn)
 
-    def _register_tensor_hook(self, output_nr, fn):
+    def register_prehook(self, fn):
+        """Call `fn(grad_outputs)` before this node runs; a tuple it returns replaces grad_outputs."""
         if self._pre_hooks is None:
-            self._pre_hooks = {}
-        hooks = self._pre_hooks.setdefault(output_nr, [])
-        hooks.append(fn)
-        return RemovableHandle(hooks, fn)
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def _register_tensor_hook(self, output_nr, fn):
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = []
+        entry = (output_nr, fn)
+        self._tensor_pre_hooks.append(entry)
+        return RemovableHandle(self._tensor_pre_hooks, entry)
 
 
 class RemovableHandle:
@@ -164,7 +177,17 @@ class SavedTensor:
         return (
             "one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: {what} is at version {self.data._version}; expected version {self.version} instead."
+            + _anomaly_hint()
         )
+
+
+def _anomaly_hint():
+    """The last sentence of torch's message for a modified saved tensor: how to find the culprit."""
+    if anomaly_mode.is_anomaly_enabled():
+        return (" Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                "The variable in question was changed in there or anywhere later. Good luck!")
+    return (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+            "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 class BackwardNode(Node):
@@ -176,6 +199,7 @@ class BackwardNode(Node):
     _freed = False
     _wrapped = None       # a CopySlices node's write node, released with it
     _non_differentiable = ()
+    _input_meta = ()   # (shape, dtype, device) per input, set by apply; none for nodes made without a forward
     materialize_grads = True
 
     # --- the ctx API, as in torch.autograd.function.FunctionCtx ---
@@ -266,17 +290,24 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     @property
-    def _pre_hooks(self):
+    def _tensor_pre_hooks(self):
         """The leaf's own tensor hooks, run on the gradient before it is accumulated."""
-        return {0: self.variable._hooks} if self.variable._hooks else None
+        return [(0, hook) for hook in self.variable._hooks] if self.variable._hooks else None
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
     def apply(self, grad, owned=False):
-        """Add `grad` into the leaf's `.grad`; `owned`: no one else holds it, so no copy is needed."""
-        self.variable._accumulate_grad(grad, owned)
+        """Add `grad` into the leaf's `.grad`; `owned`: no one else holds it, so no copy is needed.
+
+        Under a lock, as torch's: threads running backward at once may share a leaf.
+        """
+        with _accumulate_lock:
+            self.variable._accumulate_grad(grad, owned)
         return ()
+
+
+_accumulate_lock = threading.Lock()
 
 
 class Function:
@@ -288,7 +319,7 @@ class Function:
     node_name = None             # the name torch gives the node (built-ins: "MulBackward0")
     saved_names = ()             # names for the saved tensors, shown as node._saved_<name>
     numbers_are_inputs = False   # torch wraps a Python number operand of + - * / in a tensor
-    check_gradients = True       # compare what backward returns with the inputs' shapes
+    check_gradients = True       # a user's backward: check it returns one tensor or None per input
     qualified_name = None        # what node.name() says, when torch gives more than the class name
     nondifferentiable_args = ()  # positions of built-ins' index/condition/target tensors: no edge
     none_is_input = False        # a None argument gets an (empty) edge, as for torch's C++ functions
@@ -322,17 +353,19 @@ class Function:
         if kwargs or cls._has_setup_context:
             args = _bind_arguments(cls, args, kwargs)
         ctx = cls._backward_cls()
-        grad_on = grad_mode._state.enabled
-        raw, edges, slots, needs = [], [], [], []
+        grad_on = grad_mode._state.enabled and not grad_mode._state.inference
+        raw, edges, slots, needs, metas = [], [], [], [], []
         for i, arg in enumerate(args):
             if i in cls.nondifferentiable_args:
                 raw.append(arg.data if isinstance(arg, Variable) else arg)
                 needs.append(False)
                 continue
             if isinstance(arg, Variable):
-                raw.append(arg.data)
+                data = arg.data
+                raw.append(data)
                 wants = grad_on and arg.requires_grad
                 edges.append(arg._edge() if wants else (None, 0))
+                metas.append((data.shape, data.dtype, data.device) if wants else None)
                 slots.append(i)
                 needs.append(wants)
                 continue
@@ -341,6 +374,7 @@ class Function:
             if (isinstance(arg, torch.Tensor) or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool)))
                     or (arg is None and cls.none_is_input)):
                 edges.append((None, 0))
+                metas.append(None)
                 slots.append(i)
         requires_grad = True in needs
         ctx.needs_input_grad = tuple(needs)
@@ -365,9 +399,10 @@ class Function:
 
         ctx.next_functions = tuple(edges)
         ctx._input_slots = tuple(slots)
+        ctx._input_meta = metas   # what each gradient is fitted to: (shape, dtype, device) of its input
         ctx._sequence_nr = next(_sequence_nr)
-        if cls.check_gradients:
-            ctx._input_meta = tuple((args[i].shape, args[i].dtype, args[i].device) if isinstance(args[i], Variable) else None for i in slots)
+        if anomaly_mode._enabled:
+            ctx._forward_stack = anomaly_mode.forward_stack()
         if isinstance(output, tuple):
             ctx._num_outputs = len(output)
             ctx._output_meta = tuple(None if o is None else (o.shape, o.dtype, o.device) for o in output)
@@ -453,6 +488,8 @@ def _pack_saved(to_save, args, raw, outputs, result):
             continue
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type {type(tensor).__name__}")
+        if tensor.is_inference():
+            raise RuntimeError(grad_mode.INFERENCE_SAVED)
         output_nr = next((i for i, o in enumerate(outputs) if o is tensor), None)
         source = next((a for a, r in zip(args, raw) if r is tensor), None)
         saved.append(SavedTensor(tensor, None if output_nr is not None else source, output_nr))

@@ -3,16 +3,34 @@
     with tg.no_grad():          # nothing in here builds a graph
         w -= lr * w.grad
 
-The flag is per thread, as in torch. Each manager also works as a decorator.
+The flags are per thread, as in torch. Each manager also works as a decorator, on functions and
+on generators (the mode holds while the generator runs), and `no_grad`, `enable_grad` and
+`inference_mode` also bare: `@tg.no_grad`.
+
+`inference_mode` is `no_grad` made strict: what it computes are *inference tensors*, which
+can never enter a graph later (saved for backward, or changed in place outside the mode).
 """
 import functools
+import inspect
+import sys
 import threading
 
+import torch
+
+
 class _State(threading.local):
-    enabled = True   # each new thread starts with grad mode on
+    enabled = True      # each new thread starts with grad mode on
+    inference = False   # and outside inference mode
 
 
 _state = _State()
+
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
+    "in computation tracked by autograd. To work around this, you can make a clone to get a normal tensor "
+    "and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
+INFERENCE_REQUIRES_GRAD = "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
 
 
 def is_grad_enabled():
@@ -20,12 +38,72 @@ def is_grad_enabled():
     return _state.enabled
 
 
+def is_inference_mode_enabled():
+    """True inside `inference_mode()`."""
+    return _state.inference
+
+
 def _set_enabled(mode):
     _state.enabled = bool(mode)
 
 
-class _GradModeContext:
-    """Base for the grad-mode managers: set a mode on entry, restore the previous one on exit."""
+class _DecoratorContextManager:
+    """Base for the managers: a context manager that also decorates functions and generators."""
+
+    def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(self.clone, fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """A manager without arguments may decorate bare: `@tg.no_grad` as well as `@tg.no_grad()`."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+def _wrap_generator(make_context, fn):
+    """Run each step of the generator `fn` returns inside a fresh context from `make_context`."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        generator = fn(*args, **kwargs)
+        try:
+            with make_context():
+                response = generator.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_context():
+                        generator.close()
+                    raise
+                except BaseException:
+                    with make_context():
+                        response = generator.throw(*sys.exc_info())
+                else:
+                    with make_context():
+                        response = generator.send(request)
+        except StopIteration as stop:
+            return stop.value
+
+    return wrapper
+
+
+class _GradModeContext(_NoParamDecoratorContextManager):
+    """Set grad mode on entry, restore the previous one on exit."""
 
     mode = True
 
@@ -36,14 +114,6 @@ class _GradModeContext:
     def __exit__(self, *exc):
         _set_enabled(self.prev)
         return False
-
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.__class__():
-                return fn(*args, **kwargs)
-
-        return wrapper
 
 
 class no_grad(_GradModeContext):
@@ -58,13 +128,15 @@ class enable_grad(_GradModeContext):
     mode = True
 
 
-class set_grad_enabled(_GradModeContext):
+class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode to `mode`; takes effect at once, and as a context manager restores the old mode on exit."""
 
-    def __init__(self, mode):
+    def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}")
         self.prev = is_grad_enabled()
-        self.mode = bool(mode)
-        _set_enabled(self.mode)
+        self.mode = mode
+        _set_enabled(mode)
 
     def __enter__(self):
         pass
@@ -75,11 +147,40 @@ class set_grad_enabled(_GradModeContext):
 
     def __call__(self, fn):
         _set_enabled(self.prev)
-        mode = self.mode
+        return super().__call__(fn)
 
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with set_grad_enabled(mode):
-                return fn(*args, **kwargs)
+    def clone(self):
+        return self.__class__(self.mode)
 
-        return wrapper
+    def __repr__(self):
+        return f"teachgrad.grad_mode.set_grad_enabled(mode={self.mode})"
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like `no_grad`, and what is computed inside are inference tensors: they never enter a graph.
+
+    Also `inference_mode(False)` (a normal region inside one), and bare `@tg.inference_mode`.
+    """
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
+
+    def __init__(self, mode: bool = True):
+        self.mode = mode
+
+    def __enter__(self):
+        self.prev = (_state.enabled, _state.inference)
+        self._torch_mode = torch.inference_mode(self.mode)   # torch's kernels then make inference tensors
+        self._torch_mode.__enter__()
+        _state.inference = self.mode
+        _state.enabled = not self.mode   # as torch: inference_mode(False) turns grad mode on
+
+    def __exit__(self, *exc):
+        self._torch_mode.__exit__(*exc)
+        _state.enabled, _state.inference = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)

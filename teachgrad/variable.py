@@ -62,6 +62,7 @@ class Variable:
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
             if data.is_complex():
                 raise RuntimeError(function.COMPLEX_MESSAGE)
+            _check_not_inference(data)
             self._requires_grad = True
 
     @classmethod
@@ -117,11 +118,8 @@ class Variable:
         """Make `node` this Variable's grad_fn (after an in-place op); retain_grad follows it."""
         old_node, old_nr = self._grad_fn, self._output_nr
         self._grad_fn, self._output_nr = node, output_nr
-        if self._retains_grad and old_node is not None and old_node is not node:
-            hooks = (old_node._pre_hooks or {}).get(old_nr, [])
-            for hook in [h for h in hooks if getattr(h, "_retains_grad_of", None) is not None]:
-                hooks.remove(hook)
-                node._register_tensor_hook(output_nr, hook)
+        if old_node is not node:
+            self._follow_retain_grad(old_node, old_nr)
 
     @property
     def requires_grad(self):
@@ -151,6 +149,8 @@ class Variable:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         if value and self.data.is_complex():
             raise RuntimeError(function.COMPLEX_MESSAGE)
+        if value:
+            _check_not_inference(self.data)
         self._requires_grad = bool(value)
 
     @property
@@ -185,6 +185,10 @@ class Variable:
     @property
     def retains_grad(self):
         return self._retains_grad
+
+    def is_inference(self):
+        """True for a Variable computed in `inference_mode`: it can never enter a graph."""
+        return self.data.is_inference()
 
     def requires_grad_(self, requires_grad=True):
         """Set `requires_grad` in place and return self (on a non-leaf, only True, which it already is)."""
@@ -253,15 +257,34 @@ class Variable:
             return
         owner = weakref.ref(self)
 
-        def keep(grad):
+        def retain(grad):
             variable = owner()
-            if variable is not None:
-                variable._accumulate_grad(grad if grad_mode.is_grad_enabled() else grad.data)
+            if variable is not None and grad is not None:
+                variable._keep_retained_grad(grad)
 
-        keep._retains_grad_of = owner
-
-        self.grad_fn._register_tensor_hook(self._output_nr, keep)
+        self._set_retains_grad_hook(retain)
         self._retains_grad = True
+
+    def _set_retains_grad_hook(self, hook):
+        """Put retain_grad's hook on the node that makes this Variable (it runs after all tensor hooks)."""
+        node = self.grad_fn
+        if node._retains_grad_hooks is None:
+            node._retains_grad_hooks = {}
+        node._retains_grad_hooks[self._output_nr] = hook
+
+    def _follow_retain_grad(self, old_node, old_output_nr):
+        """After an in-place op gave this Variable a new node, its retain_grad hook moves there, as torch's."""
+        hooks = old_node._retains_grad_hooks if old_node is not None else None
+        if self._retains_grad and hooks and old_output_nr in hooks:
+            self._set_retains_grad_hook(hooks.pop(old_output_nr))
+
+    def _keep_retained_grad(self, grad):
+        """retain_grad: the first gradient is copied, later ones added out of place, as torch does."""
+        if self._grad is None:
+            copy = grad.clone(memory_format=torch.contiguous_format)
+            self._grad = copy if isinstance(copy, Variable) else Variable._make(copy)
+        else:
+            self._grad = self._grad + grad
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this Variable's gradient is computed; a returned value replaces it."""
@@ -905,6 +928,9 @@ def _check_assigned_grad(variable, value):
     if grad.shape != data.shape:
         raise RuntimeError(f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
                            f"'{list(data.shape)}'. Please ensure that the gradient and the tensor are the same size")
+def _check_not_inference(data):
+    if data.is_inference() and not grad_mode.is_inference_mode_enabled():
+        raise RuntimeError(grad_mode.INFERENCE_REQUIRES_GRAD)
 
 
 def _shape_arg(shape):

@@ -6,7 +6,7 @@
     r = p + q; t = r * s
     tg.viz.draw(t, names=locals())          # shows inline in JupyterLab
     steps = tg.viz.backward_steps(t, names=locals())   # runs t.backward(), one drawing per node
-    steps.slider()
+    steps            # in JupyterLab: a slider with prev/play/next; on a web page: steps.html()
 
 The drawing is the backward graph, walked as the engine walks it: from the output's
 `grad_fn` along each node's `next_functions` down to the `AccumulateGrad` nodes, whose
@@ -19,6 +19,7 @@ An arrow from a node is labelled with its position in `next_functions`
 (and with the `input_nr` at its head when that is not 0).
 The DOT source is the same in every process: node ids count up in the order of the walk.
 """
+import base64
 import collections.abc
 import functools
 import html
@@ -421,9 +422,10 @@ def backward_steps(root, *, names=None, gradient=None, retain_graph=None, **opti
     """Run `root.backward(gradient, retain_graph)` and return one drawing per node it ran.
 
         steps = backward_steps(t, names=locals())
-        steps            # a table: each node, the gradients it got and those it sent
+        steps            # step through the drawings (a table as text): each node, what it got and sent
         steps[0]         # the first node running, its outgoing gradients on the arrows
-        steps.slider()   # step through the drawings in JupyterLab
+        steps.caption(0) # the same in words
+        steps.html()     # the stepper as self-contained HTML, for a page with no kernel
 
     Works for teachgrad Variables (via `teachgrad.engine.record_backward`) and for torch
     tensors (via a hook on every node). Takes the same switches as `draw`.
@@ -475,7 +477,7 @@ class Steps(collections.abc.Sequence):
 
     def __init__(self, graph, records, retain_graph):
         self.graph, self.records, self.retain_graph = graph, records, retain_graph
-        self._frames = {}
+        self._frames, self._svgs = {}, {}
 
     def __len__(self):
         return len(self.records)
@@ -520,25 +522,125 @@ class Steps(collections.abc.Sequence):
                          f"grad_outputs {_tuple(outputs)} -> grad_inputs {_tuple(inputs)}")
         return "\n".join(lines)
 
+    def caption(self, k: int) -> str:
+        """What happens at step k: the node that runs, the gradient it gets, where it sends gradients."""
+        g, step = self.graph, self.records[k]
+        op_id = g.op_ids[id(step.node)]
+        head = f"step {k + 1} of {len(self)}: {type(step.node).__name__} ({op_id}) runs"
+        if op_id in g.leaf_of:
+            leaf_name = g.leaf_of[op_id][2] or "its leaf"
+            return f"{head}: adds {', '.join(map(self._fmt, step.grad_outputs))} into {leaf_name}.grad"
+        received = _tuple(tuple(map(self._fmt, step.grad_outputs)))
+        heads = {(tail, index): head_id for tail, head_id, kind, index, _ in g.edges if kind == "next"}
+        sent = [f"{self._fmt(grad)} to {heads[op_id, i]} {g.nodes[heads[op_id, i]][1][0]}"
+                for i, grad in enumerate(step.grad_inputs) if (op_id, i) in heads]
+        return f"{head}: gets grad_outputs {received}, sends " + (", ".join(sent) or "nothing")
+
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
-        return {"text/plain": repr(self)}
+        """The live slider in a kernel with ipywidgets; the HTML stepper for pages and stored notebooks;
+        the table as text."""
+        try:
+            return self.slider()._repr_mimebundle_(include, exclude, **kwargs)
+        except ImportError:
+            return {"text/plain": repr(self), "text/html": self.html()}
 
     def svg(self, k):
         """Frame k as an SVG string for a web page; without `dot`, its DOT source and the hint."""
-        try:
-            svg = self[k].pipe(format="svg", encoding="utf-8")
-            return svg[svg.index("<svg"):]
-        except GraphvizNotFound as error:
-            return _no_dot_html(error, self[k].source)
+        k = range(len(self))[k]
+        if k not in self._svgs:
+            try:
+                svg = self[k].pipe(format="svg", encoding="utf-8")
+                self._svgs[k] = svg[svg.index("<svg"):]
+            except GraphvizNotFound as error:
+                return _no_dot_html(error, self[k].source)
+        return self._svgs[k]
+
+    def html(self) -> str:
+        """The stepper as one self-contained piece of HTML, for a web page with no kernel.
+
+        The table, then each frame as an SVG image under its caption, and a few lines of plain
+        JavaScript that show one frame at a time with a range slider and prev/play/next buttons.
+        Where scripts do not run (a stored notebook not yet run), the first frame shows and the
+        others fold away under "the other steps".
+        """
+        figures = [f'<figure class="tg-step" style="margin:0">'
+                   f'<figcaption>{html.escape(self.caption(k))}</figcaption>{self._image(k)}</figure>'
+                   for k in range(len(self))]
+        rest = ""
+        if len(figures) > 1:
+            rest = (f'<details class="tg-steps-rest"><summary>the other steps (2 to {len(self)})</summary>'
+                    + "\n".join(figures[1:]) + "</details>\n")
+        script = f"<script>{STEPPER_JS}</script>\n" if figures else ""
+        return (f'<div class="tg-steps">\n<pre>{html.escape(repr(self))}</pre>\n'
+                + "".join(figures[:1]) + "\n" + rest + script + "</div>")
+
+    def _image(self, k):
+        svg = self.svg(k)
+        if not svg.startswith("<svg"):
+            return svg
+        data = base64.b64encode(svg.encode()).decode()
+        return f'<img alt="{html.escape(self.caption(k))}" src="data:image/svg+xml;base64,{data}">'
 
     def slider(self):
-        """An ipywidgets slider over the frames, the current one drawn beneath it."""
+        """An ipywidgets stepper: prev/play/next, a slider, the caption of the step, its drawing."""
         import ipywidgets
 
-        pick = ipywidgets.IntSlider(value=1, min=1, max=max(len(self), 1), description="step")
+        last = max(len(self), 1)
+        pick = ipywidgets.IntSlider(value=1, min=1, max=last, description="step")
+        play = ipywidgets.Play(value=1, min=1, max=last, interval=STEP_MS, description="play")
+        prev, next_ = (ipywidgets.Button(description=d, layout=ipywidgets.Layout(width="auto"))
+                       for d in ("◀ prev", "next ▶"))
+        ipywidgets.jslink((play, "value"), (pick, "value"))
+        caption = ipywidgets.HTML(self._caption_html(0))
         view = ipywidgets.HTML(self.svg(0) if len(self) else "")
-        pick.observe(lambda change: setattr(view, "value", self.svg(change["new"] - 1)), names="value")
-        return _slider_class()([pick, view], steps=self)
+        table = ipywidgets.HTML(f"<pre>{html.escape(repr(self))}</pre>")
+
+        def show(change):
+            caption.value, view.value = self._caption_html(change["new"] - 1), self.svg(change["new"] - 1)
+
+        pick.observe(show, names="value")
+        prev.on_click(lambda _: setattr(pick, "value", max(pick.value - 1, 1)))
+        next_.on_click(lambda _: setattr(pick, "value", min(pick.value + 1, last)))
+        controls = ipywidgets.HBox([prev, play, next_, pick])
+        return _slider_class()([table, controls, caption, view], steps=self)
+
+    def _caption_html(self, k):
+        return f"<b>{html.escape(self.caption(k))}</b>" if len(self) else ""
+
+
+STEP_MS = 1200   # how long play shows each step
+
+# Runs where the page allows scripts (the book, a notebook run in JupyterLab): one frame at a time.
+STEPPER_JS = """(function (root) {
+  var figs = Array.prototype.slice.call(root.querySelectorAll("figure.tg-step")), timer = null;
+  var rest = root.querySelector("details.tg-steps-rest"), bar = document.createElement("div");
+  bar.className = "tg-steps-bar";
+  bar.innerHTML = '<button type="button" data-go="-1">\u25c0 prev</button> <button type="button" data-go="play">' +
+    '\u25b6 play</button> <button type="button" data-go="1">next \u25b6</button> <input type="range" min="1" ' +
+    'max="' + figs.length + '" value="1" aria-label="step">';
+  var range = bar.querySelector("input"), play = bar.querySelector("[data-go=play]");
+  root.insertBefore(bar, figs[0]);
+  figs.forEach(function (fig) { root.insertBefore(fig, rest); });
+  if (rest) { root.removeChild(rest); }
+  function show(k) {
+    k = Math.max(1, Math.min(figs.length, k));
+    range.value = k;
+    figs.forEach(function (fig, i) { fig.hidden = i !== k - 1; });
+    return k;
+  }
+  function stop() { clearInterval(timer); timer = null; play.textContent = "\u25b6 play"; }
+  bar.addEventListener("click", function (event) {
+    var go = event.target.getAttribute("data-go");
+    if (!go) { return; }
+    if (go !== "play") { stop(); show(+range.value + +go); return; }
+    if (timer) { stop(); return; }
+    if (+range.value === figs.length) { show(1); }
+    play.textContent = "\u23f8 pause";
+    timer = setInterval(function () { if (show(+range.value + 1) === figs.length) { stop(); } }, STEP_MS);
+  });
+  range.addEventListener("input", function () { stop(); show(+range.value); });
+  show(1);
+})(document.currentScript.parentNode);""".replace("STEP_MS", str(STEP_MS))
 
 
 @functools.cache
@@ -547,11 +649,17 @@ def _slider_class():
     import ipywidgets
 
     class StepsSlider(ipywidgets.VBox):
+        """Live in a kernel; a stored notebook and a web page get `steps.html()`, text gets the table."""
+
         def __init__(self, children, steps):
             super().__init__(children)
             self.steps = steps
 
         def __repr__(self):
             return f"StepsSlider({len(self.steps)} steps)"
+
+        def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
+            bundle = super()._repr_mimebundle_(**kwargs) or {}
+            return {**bundle, "text/plain": repr(self.steps), "text/html": self.steps.html()}
 
     return StepsSlider

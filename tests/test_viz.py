@@ -1,6 +1,10 @@
 """teachgrad.viz: exact DOT for small graphs, the same drawing for teachgrad and torch,
 states over time (grads, freed saved tensors, zero_), the step-by-step view, no `dot`."""
+import base64
+import configparser
+import html
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -449,20 +453,123 @@ def test_backward_steps_keep_saved_tensors_with_retain_graph_and_take_a_gradient
     assert y.grad_fn._saved_self is not None
 
 
-def test_slider_steps_through_the_frames():
+RQS_CAPTIONS = [
+    "step 1 of 5: MulBackward0 (n1) runs: gets grad_outputs (1,), sends 2 to n2 AddBackward0, 8 to n3 AccumulateGrad",
+    "step 2 of 5: AccumulateGrad (n3) runs: adds 8 into s.grad",
+    "step 3 of 5: AddBackward0 (n2) runs: gets grad_outputs (2,), sends 2 to n6 AccumulateGrad, 2 to n7 AccumulateGrad",
+    "step 4 of 5: AccumulateGrad (n6) runs: adds 2 into p.grad",
+    "step 5 of 5: AccumulateGrad (n7) runs: adds 2 into q.grad",
+]
+
+
+@LIBS
+def test_each_step_has_a_caption_naming_the_node_and_the_gradients(lib):
+    env = rqs(lib)
+    steps = viz.backward_steps(env["t"], names=env)
+    assert [steps.caption(k) for k in range(len(steps))] == RQS_CAPTIONS
+
+
+def test_caption_of_a_node_with_a_none_gradient():
+    x = tg.tensor(2.0, requires_grad=True)
+    y = (x * tg.tensor(3.0)) ** 2
+    steps = viz.backward_steps(y, names={"x": x, "y": y})
+    assert steps.caption(1) == "step 2 of 3: MulBackward0 (n2) runs: gets grad_outputs (12,), sends 36 to n4 AccumulateGrad"
+
+
+def test_slider_steps_through_the_frames_with_prev_play_next_and_captions():
     widgets = pytest.importorskip("ipywidgets")
     env = rqs(torch)
     steps = viz.backward_steps(env["t"], names=env)
     box = steps.slider()
-    pick, view = box.children
-    assert isinstance(box, widgets.VBox) and isinstance(pick, widgets.IntSlider)
-    assert (pick.min, pick.max, pick.value) == (1, 5, 1)
-    assert view.value == steps.svg(0)
+    table, controls, caption, view = box.children
+    prev, play, next_, pick = controls.children
+    assert isinstance(box, widgets.VBox) and isinstance(pick, widgets.IntSlider) and isinstance(play, widgets.Play)
+    assert (pick.min, pick.max, pick.value) == (1, 5, 1) and (play.min, play.max) == (1, 5)
+    assert table.value == f"<pre>{html.escape(RQS_STEPS)}</pre>"
+    assert view.value == steps.svg(0) and caption.value == f"<b>{RQS_CAPTIONS[0]}</b>"
     pick.value = 3
-    assert view.value == steps.svg(2) != steps.svg(0)
-    assert box._repr_mimebundle_()["text/plain"] == "StepsSlider(5 steps)"
+    assert view.value == steps.svg(2) != steps.svg(0) and caption.value == f"<b>{RQS_CAPTIONS[2]}</b>"
+    next_.click()
+    assert pick.value == 4 and caption.value == f"<b>{RQS_CAPTIONS[3]}</b>"
+    next_.click(), next_.click()
+    assert pick.value == 5
+    for _ in range(6):
+        prev.click()
+    assert pick.value == 1 and view.value == steps.svg(0)
+    assert repr(box) == "StepsSlider(5 steps)"
     if HAS_DOT:
+        pick.value = 3
         assert view.value.startswith("<svg") and "step 3 of 5: AddBackward0 (n2) runs" in view.value
+
+
+def test_steps_display_as_live_slider_stored_html_and_text_table():
+    pytest.importorskip("ipywidgets")
+    env = rqs(tg)
+    steps = viz.backward_steps(env["t"], names=env)
+    bundle = steps._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html", "application/vnd.jupyter.widget-view+json"}
+    assert bundle["text/plain"] == RQS_STEPS
+    assert bundle["text/html"] == steps.html()
+    assert steps.slider()._repr_mimebundle_()["text/html"] == steps.html()
+
+
+def _html_parts(steps):
+    page = steps.html()
+    figures = re.findall(r'<figure class="tg-step"[^>]*><figcaption>(.*?)</figcaption>(.*?)</figure>', page, re.S)
+    return page, figures
+
+
+def test_html_stepper_is_self_contained_every_frame_and_a_script():
+    env = rqs(tg)
+    steps = viz.backward_steps(env["t"], names=env)
+    page, figures = _html_parts(steps)
+    assert page.startswith('<div class="tg-steps">') and page.endswith("</div>")
+    assert f"<pre>{html.escape(RQS_STEPS)}</pre>" in page
+    assert [html.unescape(c) for c, _ in figures] == RQS_CAPTIONS
+    # Scripts are stripped where the page is not trusted: the first frame shows, the rest fold away.
+    assert page.index("</figure>") < page.index("<details") < page.index(RQS_CAPTIONS[1]) < page.index("</details>")
+    script = page[page.index("<script>"):page.index("</script>")]
+    assert 'type="range"' in script and "prev" in script and "play" in script and "next" in script
+    assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
+        "http://www.w3.org/1999/xlink", "").replace("http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd", "")
+    assert "src=\"" not in script and "<link" not in page   # no external assets
+    if HAS_DOT:
+        for k, (caption, image) in enumerate(figures):
+            data = re.fullmatch(r'<img alt="[^"]*" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)">', image)
+            assert base64.b64decode(data.group(1)).decode() == steps.svg(k)
+    else:
+        assert all("apt-get install graphviz" in image for _, image in figures)
+
+
+def test_html_stepper_is_byte_stable_under_the_nbval_sanitizer():
+    """Two runs give the same HTML, and what nbval compares holds no SVG (fonts differ by machine)."""
+    pages = []
+    for _ in range(2):
+        env = rqs(torch)
+        pages.append(viz.backward_steps(env["t"], names=env).html())
+    assert pages[0] == pages[1]
+    sanitized = _nbval_sanitize(pages[0])
+    assert "base64," not in sanitized.replace("base64,<svg rendered by graphviz>", "")
+    assert sanitized.count("<svg rendered by graphviz>") == (5 if HAS_DOT else 0)
+
+
+def _nbval_sanitize(text):
+    config = configparser.ConfigParser()
+    config.read(os.path.join(ROOT, "tests", "nbval_sanitize.cfg"))
+    for section in config.sections():
+        text = re.sub(config[section]["regex"], config[section]["replace"], text)
+    return text
+
+
+def test_html_of_no_steps_and_one_step():
+    x = tg.tensor(2.0, requires_grad=True)
+    steps = viz.backward_steps(x * 3, names={"x": x})
+    page, figures = _html_parts(steps)
+    assert len(figures) == 2 and "<details" in page
+    one = viz.Steps(steps.graph, steps.records[:1], False)
+    assert "<details" not in one.html() and len(_html_parts(one)[1]) == 1
+    none = viz.Steps(steps.graph, [], False)
+    assert "<script>" not in none.html() and "<figure" not in none.html()
 
 
 # --- size ---

@@ -41,9 +41,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-# The announcements plugin asks "Would you like to get notified about official Jupyter news?"
-# in a toast that covers the page, and would fetch news from the internet.
-DISABLED_LAB_EXTENSIONS = ["@jupyterlab/apputils-extension:announcements"]
 
 # Console messages (type "error") that are not a notebook's fault.  Each entry: a regex and why.
 # Keep this list short and specific; a new entry needs a reason a reviewer can check.
@@ -63,6 +60,9 @@ LAB_SETTINGS = {
 RAISES_TAG = "raises-exception"
 
 REPO = Path(__file__).resolve().parents[2]
+
+sys.path.insert(0, str(REPO / "scripts"))
+import lab_setup  # noqa: E402  (what `make lab` runs)
 
 
 def notebook_dir() -> Path:
@@ -126,21 +126,16 @@ class LabServer:
 
     # -- set-up -------------------------------------------------------------------------
     def _prepare(self) -> dict:
-        if self.source_dir.is_dir():
-            shutil.copytree(self.source_dir, self.root,
-                            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-        else:
-            self.root.mkdir()
+        # the working copy and the lab config exactly as `make lab` makes them (scripts/lab_setup.py)
+        lab_setup.make_working_copy(self.source_dir, self.root)
         for nb in self.root.rglob("*.ipynb"):
             strip_outputs(nb)
         config = self.tmp / "config"
-        (config / "labconfig").mkdir(parents=True)
+        lab_setup.write_lab_config(config, **PAGE_CONFIG)
         for plugin, values in LAB_SETTINGS.items():
             path = self.tmp / "user-settings" / f"{plugin}.jupyterlab-settings"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
-        (config / "labconfig" / "page_config.json").write_text(json.dumps(
-            {"disabledExtensions": {name: True for name in DISABLED_LAB_EXTENSIONS}, **PAGE_CONFIG}))
         env = dict(os.environ)
         env.pop("MPLBACKEND", None)  # let ipykernel pick the inline backend, as in `make lab`
         env.update(

@@ -156,7 +156,6 @@ def grad_fn_next_functions(torch):
 
 # Still failing for reasons owned elsewhere (engine: issue 10's engine half; views: issue 9).
 XFAIL = {
-    "in_place_correctness_checks": "engine: the version-counter message ends with torch's hint about anomaly detection",
 }
 
 ALL = snippets(saved_tensors_input, saved_tensors_output, saved_tensors_freed, setting_requires_grad,

@@ -246,8 +246,6 @@ def exp_saves_output(torch):
 
 # Still failing for reasons owned elsewhere (engine: issue 10's engine half; views: issue 9).
 XFAIL = {
-    "linear_function_gradcheck": "engine: a backward may return trailing None gradients beyond the inputs, as torch allows",
-    "linear_function_combined_forward": "engine: a backward may return trailing None gradients beyond the inputs, as torch allows",
 }
 
 ALL = snippets(linear_function_setup_context, linear_function_gradcheck, linear_function_combined_forward,

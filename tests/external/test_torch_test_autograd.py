@@ -1151,13 +1151,8 @@ def test_detach(torch):
 
 # Still failing: engine = issue 10's engine half; design = a difference teachgrad keeps (see the README).
 XFAIL = {
-    "test_grad_nonleaf_many_outputs": "engine: grad() runs only what leads to the inputs (a hook below them does not fire)",
-    "test_grad_nonleaf_register_hook": "engine: a hook on an output of a multi-output node (UnbindBackward0) is called with None when that output got no gradient",
-    "test_sharded_grad": "engine: grad() runs only what leads to the inputs, so a second grad() through other nodes works",
     "test_grad_badcalls": "engine: grad() checks that the outputs require grad before the inputs (torch's message)",
     "test_save_output_nr": "engine: a Function's backward gets plain torch tensors in a first-order pass, so a saved output loses output_nr",
-    "test_set_grad_generator_functions": "engine: grad-mode decorators on generator functions hold the mode only while the generator runs",
-    "test_inplace": "engine: the version-counter message ends with torch's hint about anomaly detection",
     "test_mark_non_differentiable_mixed": "engine: a Function's backward gets plain torch tensors in a first-order pass, not Variables",
     "test_naughty_autograd_function_stashing_ctx": "design: ctx is the node, so a ctx the user stashed keeps its saved tensors after the output is deleted (torch frees the node with it)",
 }

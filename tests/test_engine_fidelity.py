@@ -1,0 +1,436 @@
+"""The engine as torch's engine.cpp runs it: gradient validation, what grad() runs, hooks, threads.
+
+Each test runs the same snippet under torch and teachgrad (`lib` is one or the other) and compares
+values, dtypes and errors (type and message).
+"""
+import threading
+
+import pytest
+import torch
+
+import teachgrad as tg
+
+from .twins import same
+
+
+def function_returning(make_grad):
+    """A Function whose backward returns `make_grad(grad_output)` (torch's or teachgrad's class)."""
+    def build(lib):
+        class Custom(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return make_grad(grad_output)
+        return Custom
+    return build
+
+
+# --- 1. every gradient is validated against its input: dtype, shape, device --------------------
+
+def test_root_gradient_is_cast_to_the_output_dtype():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        (x * 2).backward(lib.ones(2, dtype=lib.float64))
+        return x.grad
+    same(snippet)
+
+
+def test_mixed_precision_gradients_come_back_in_each_input_dtype():
+    def snippet(lib):
+        a = lib.ones(2, dtype=lib.float16, requires_grad=True)
+        b = lib.ones(2, requires_grad=True)
+        (a * b).sum().backward()
+        return a.grad, b.grad
+    same(snippet)
+
+
+def test_mixed_precision_through_grad():
+    def snippet(lib):
+        a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        return lib.autograd.grad((a * b + b.exp()).sum(), (a, b))
+    same(snippet)
+
+
+@pytest.mark.parametrize("make_grad", [
+    lambda g: torch.ones(3, 2),                      # expandable: summed to the input's shape
+    lambda g: torch.ones(3),                         # not expandable: torch's message
+    lambda g: torch.ones(()),                        # a scalar for a [2] input is not expandable either
+    lambda g: g.double(),                            # cast to the input's dtype
+    lambda g: g.long(),                              # even from an integer dtype
+    lambda g: (g, None, None),                       # trailing Nones beyond the inputs are dropped
+    lambda g: (g, torch.ones(2)),                    # but not a tensor
+    lambda g: 3.0,                                   # a number is not a gradient
+    lambda g: (g, 1.0),
+], ids=["expandable", "wrong-shape", "scalar", "double", "long", "trailing-none", "extra-tensor",
+        "number", "extra-number"])
+def test_custom_function_gradients_validated_as_torch(make_grad):
+    build = function_returning(make_grad)
+
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        build(lib).apply(x).sum().backward()
+        return x.grad
+    same(snippet)
+
+
+def test_validation_applies_to_built_in_nodes_too():
+    """A scalar gradient for a [1, 1] input is refused for any node (here through a hook on AccumulateGrad's input)."""
+    def snippet(lib):
+        x = lib.ones(1, 3, requires_grad=True)
+        y = x * lib.ones(2, 3, dtype=lib.float64)       # broadcast and promoted: MulBackward0 sums and casts
+        y.sum().backward()
+        return x.grad
+    same(snippet)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_gradient_on_the_wrong_device_is_refused():
+    build = function_returning(lambda g: g.cuda())
+
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        build(lib).apply(x).sum().backward()
+        return x.grad
+    same(snippet)
+
+
+def test_gradient_on_the_wrong_device_is_refused_meta():
+    build = function_returning(lambda g: torch.ones(2, device="meta"))
+
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        build(lib).apply(x).sum().backward()
+        return x.grad
+    same(snippet)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_scalar_gradient_on_another_device_is_moved():
+    build = function_returning(lambda g: torch.ones((), device="cuda"))
+
+    def snippet(lib):
+        x = lib.ones((), requires_grad=True)
+        build(lib).apply(x).backward()
+        return x.grad.device.type
+    same(snippet)
+
+
+def test_root_gradient_must_be_a_tensor():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        (x * 2).backward([1.0, 1.0])
+    same(snippet)
+
+
+@pytest.mark.parametrize("inputs", [[], [1]], ids=["empty", "number"])
+def test_bad_inputs_refused_as_torch(inputs):
+    same(lambda lib: lib.autograd.grad((lib.ones(2, requires_grad=True) * 2).sum(), inputs))
+    same(lambda lib: (lib.ones(2, requires_grad=True) * 2).sum().backward(inputs=inputs))
+
+
+# --- 2. grad() and backward(inputs=) run only what leads to the inputs --------------------------
+
+def test_grad_fires_only_the_hooks_on_a_path_to_its_inputs():
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = lib.ones(2, requires_grad=True)
+        y, z = a * 2, b * 3
+        fired = []
+        y.register_hook(lambda g: fired.append("y"))
+        z.register_hook(lambda g: fired.append("z"))
+        out = (y + z).sum()
+        first = lib.autograd.grad(out, a)
+        after_first = list(fired)
+        second = lib.autograd.grad(out, b)       # z's node did not run, so it was not freed either
+        return first, after_first, second, fired
+    same(snippet)
+
+
+def test_grad_frees_only_what_it_ran():
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = lib.ones(2, requires_grad=True)
+        out = (a * a + b * b).sum()
+        first = lib.autograd.grad(out, a)
+        second = lib.autograd.grad(out, b)       # b * b saved its inputs, still there
+        return first, second
+    same(snippet)
+
+
+def test_grad_twice_with_the_same_input_needs_retain_graph():
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = lib.ones(2, requires_grad=True)
+        out = (a * a + b * b).sum()
+        lib.autograd.grad(out, a)
+        return lib.autograd.grad(out, a)
+    same(snippet)
+
+
+def test_grad_catches_a_non_leaf_after_its_hooks_without_running_it():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        z = y * 3
+        y.register_hook(lambda g: g * 7)
+        x.register_hook(lambda g: g * 5)
+        caught = lib.autograd.grad(z.sum(), y)       # y's node is not run: x's hook does not fire
+        return caught, x.grad
+    same(snippet)
+
+
+def test_grad_catches_a_non_leaf_after_retain_grad_too():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        z = (y * 3).sum()
+        caught = lib.autograd.grad(z, y, retain_graph=True)
+        retained = y.grad
+        again = lib.autograd.grad(z, x)              # y's node runs this time: retain_grad adds again
+        return caught, retained, y.grad, again
+    same(snippet)
+
+
+def test_grad_catches_a_leaf_after_its_hooks():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        x.register_hook(lambda g: g * 7)
+        return lib.autograd.grad((x * 2).sum(), x)
+    same(snippet)
+
+
+def test_grad_catches_a_needed_node_before_its_hooks():
+    """torch's quirk: a node also on the way to another input is caught before its tensor hooks."""
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        z = (y * 3).sum()
+        y.register_hook(lambda g: g * 7)
+        return lib.autograd.grad(z, [y, x])
+    same(snippet)
+
+
+def test_backward_inputs_runs_only_what_leads_there():
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = lib.ones(2, requires_grad=True)
+        fired = []
+        y, z = a * b, b * 3
+        z.register_hook(lambda g: fired.append("z"))
+        (y + z).sum().backward(inputs=[a])
+        return a.grad, b.grad, fired
+    same(snippet)
+
+
+def test_backward_inputs_with_a_non_leaf_retains_its_grad():
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = lib.ones(2, requires_grad=True)
+        y = a * b
+        (y * 2).sum().backward(inputs=[y])
+        return y.retains_grad, y.grad, a.grad
+    same(snippet)
+
+
+def test_backward_inputs_that_need_no_grad_refused_as_torch():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        c = lib.ones(2)
+        (x * c).sum().backward(inputs=[c])
+    same(snippet)
+
+
+# --- 3. hooks --------------------------------------------------------------------------------
+
+def test_retain_grad_runs_after_all_tensor_hooks():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        y.register_hook(lambda g: g * 10)      # registered after retain_grad, runs before it
+        y.sum().backward()
+        return y.grad, x.grad
+    same(snippet)
+
+
+def test_retain_grad_follows_an_in_place_op():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        seen = []
+        y.register_hook(lambda g: seen.append(g.sum().item()))   # stays with the node before mul_
+        y.mul_(3)
+        y.sum().backward()
+        return y.grad, x.grad, seen
+    same(snippet)
+
+
+def test_retained_grad_is_replaced_not_changed_in_place():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        y.sum().backward(retain_graph=True)
+        first = y.grad
+        y.sum().backward()
+        return first, y.grad
+    same(snippet)
+
+
+def hook_named_double_it(g):
+    return g.double()
+
+
+@pytest.mark.parametrize("hook", [
+    lambda g: lib_ones_like(g, 3),
+    hook_named_double_it,
+    lambda g: 1.0,
+    lambda g: g * 2,
+], ids=["size", "dtype", "number", "fine"])
+@pytest.mark.parametrize("where", ["leaf", "non-leaf"])
+def test_tensor_hook_results_checked_as_torch(hook, where):
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        (x if where == "leaf" else y).register_hook(hook)
+        (y * 1).sum().backward()
+        return x.grad
+    same(snippet)
+
+
+def lib_ones_like(g, n):
+    return g.new_ones(n)
+
+
+@pytest.mark.parametrize("hook", [
+    lambda gi, go: (gi[0] * 100, None),
+    lambda gi, go: (gi[0] * 100,),
+    lambda gi, go: gi[0] * 100,
+    lambda gi, go: (gi[0], gi[0]),
+    lambda gi, go: (1.0, None),
+    lambda gi, go: None,
+], ids=["replace", "too-few", "not-a-tuple", "replace-none", "number", "none"])
+def test_node_post_hook_return_value_replaces_the_gradients(hook):
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        y.grad_fn.register_hook(hook)
+        y.sum().backward()
+        return x.grad
+    same(snippet)
+
+
+@pytest.mark.parametrize("hook", [
+    lambda go: (go[0] * 5,),
+    lambda go: 3.0,
+    lambda go: None,
+], ids=["replace", "number", "none"])
+def test_node_prehook(hook):
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        y.grad_fn.register_prehook(hook)
+        y.register_hook(lambda g: g * 3)
+        y.sum().backward()
+        return x.grad, y.grad
+    same(snippet)
+
+
+def test_saved_tensors_freed_only_after_post_hooks_ran():
+    def snippet(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * x
+        seen = []
+        y.grad_fn.register_hook(lambda gi, go: seen.append(y.grad_fn._saved_self.sum().item()))
+        y.sum().backward()
+        return seen
+    same(snippet)
+
+
+def test_tensor_hook_sees_none_for_an_output_that_got_no_gradient():
+    def snippet(lib):
+        class Two(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a.clone(), a.clone()
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                return g1 + g2
+        x = lib.ones(2, requires_grad=True)
+        u, v = Two.apply(x)
+        seen = []
+        v.register_hook(lambda g: seen.append(g))
+        u.sum().backward()
+        return seen, x.grad
+    same(snippet)
+
+
+# --- 4. threads ------------------------------------------------------------------------------
+
+def test_threads_accumulating_into_one_leaf_lose_no_update():
+    x = tg.zeros(200_000, requires_grad=True)
+    rounds, threads = 40, 4
+
+    def work():
+        for _ in range(rounds):
+            (x * 1.0).sum().backward()
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert torch.equal(x.grad.data, torch.full((200_000,), float(rounds * threads)))
+
+
+def test_record_backward_is_per_thread_and_nests():
+    from teachgrad.engine import record_backward
+
+    def names(steps):
+        return [s.node.name() for s in steps]
+
+    x = tg.ones(2, requires_grad=True)
+    with record_backward() as outer:
+        (x * 2).sum().backward()
+        with record_backward() as inner:
+            (x * 2).sum().backward()
+        other = []
+        thread = threading.Thread(target=lambda: (x.exp().sum().backward()))
+        thread.start()
+        thread.join()
+    assert names(inner) == ["SumBackward0", "MulBackward0", "torch::autograd::AccumulateGrad"]
+    assert names(outer) == names(inner) * 2
+    assert other == []
+
+
+def test_backward_steps_in_two_threads():
+    pytest.importorskip("graphviz")
+    errors, results = [], {}
+    start = threading.Barrier(2)
+
+    def work(k):
+        try:
+            x = tg.tensor([1.0, 2.0], requires_grad=True)
+            y = x
+            for _ in range(300):
+                y = y * 1.0
+            start.wait()
+            steps = tg.viz.backward_steps(y.sum())
+            results[k] = len(steps), steps[len(steps) - 1].source.count("->")
+        except Exception as error:  # noqa: BLE001
+            errors.append(error)
+
+    workers = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert errors == [] and results[0] == results[1] and results[0][0] == 302

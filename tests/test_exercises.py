@@ -1,0 +1,268 @@
+"""The exercise checks: right answers in any reasonable form pass, wrong ones get a hint, nothing raises."""
+import math
+
+import pytest
+import torch
+
+import teachgrad as tg
+from teachgrad import exercises as ex
+
+
+def _raise(*args, **kwargs):
+    raise NotImplementedError()
+
+
+def _not_yet(verdict):
+    return not verdict and verdict.message.startswith("not yet") and "hint:" in verdict.message
+
+
+def test_verdict_prints_as_its_message():
+    v = ex.check_scale(0.5)
+    assert bool(v) and repr(v).startswith("✓ correct")
+    method = ex.check_scale(1.0, hint=2)
+    assert not method and "method:" in method.message and "hint:" not in method.message
+
+
+def test_00_dg():
+    assert ex.check_dg(lambda x: 3 * math.cos(3 * x) * math.exp(math.sin(3 * x)))
+    # a float32 tensor answer (the learner used torch): accepted
+    assert ex.check_dg(lambda x: (3 * torch.cos(torch.tensor(3 * x, dtype=torch.float32))
+                                  * torch.exp(torch.sin(torch.tensor(3 * x, dtype=torch.float32)))))
+    # written for tensors (x.sin()): accepted
+    assert ex.check_dg(lambda x: 3 * (3 * x).cos() * (3 * x).sin().exp())
+    assert _not_yet(ex.check_dg(lambda x: None))
+    assert _not_yet(ex.check_dg(lambda x: math.cos(3 * x) * math.exp(math.sin(3 * x))))
+    assert _not_yet(ex.check_dg(_raise))
+    hint = ex.check_dg(lambda x: 0.0).message
+    assert "3 * math.cos" not in hint and "cos(3" not in hint
+
+
+def test_01_grads_in_any_form():
+    assert ex.check_grads({"p": 170.0, "q": 102.0, "s": 34.0})
+    assert ex.check_grads({"p": torch.tensor(170.0), "q": tg.tensor(102.0), "s": 34})
+    assert ex.check_grads((170, 102, 34))
+    assert _not_yet(ex.check_grads({"p": None, "q": None, "s": None}))
+    assert _not_yet(ex.check_grads({"p": 17.0, "q": 102.0, "s": 34.0}))
+    assert "170" not in ex.check_grads({"p": 1, "q": 1, "s": 1}, hint=2).message
+
+
+def test_02_predictions_lists_or_tuples():
+    right = {"c": (False, True, "MulBackward0"), "d": (True, False, None), "e": (False, True, "ExpBackward0")}
+    assert ex.check_predictions(right)
+    assert ex.check_predictions({k: list(v) for k, v in right.items()})
+    assert _not_yet(ex.check_predictions({"c": None, "d": None, "e": None}))
+    assert _not_yet(ex.check_predictions({**right, "d": (False, False, None)}))
+
+
+def test_03_count_and_sum():
+    assert ex.check_count_and_sum(3, 10.0)
+    assert ex.check_count_and_sum(3, torch.tensor(10.0, dtype=torch.float64))
+    assert _not_yet(ex.check_count_and_sum(2, 10.0))
+    assert _not_yet(ex.check_count_and_sum(None, None))
+
+
+def _engine(root, leaves):
+    """The dependency-counted engine (the notebook's solution, written again here)."""
+    counts, stack = {root.grad_fn: 0}, [root.grad_fn]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                if nxt not in counts:
+                    stack.append(nxt)
+                counts[nxt] = counts.get(nxt, 0) + 1
+    data = root.data if isinstance(root, tg.Variable) else root
+    grads, ready, found = {root.grad_fn: torch.ones_like(data)}, [root.grad_fn], {}
+    while ready:
+        node = ready.pop()
+        grad = grads.pop(node)
+        if hasattr(node, "variable"):
+            found[id(node.variable)] = grad
+            continue
+        sent = node(grad)
+        for (nxt, _), g in zip(node.next_functions, sent if isinstance(sent, tuple) else (sent,)):
+            if nxt is None:
+                continue
+            grads[nxt] = g if nxt not in grads else grads[nxt] + g
+            counts[nxt] -= 1
+            if counts[nxt] == 0:
+                ready.append(nxt)
+    return [found.get(id(x)) for x in leaves]
+
+
+def _recursive(root, leaves):
+    found = {}
+
+    def visit(node, grad):
+        if hasattr(node, "variable"):
+            found[id(node.variable)] = found.get(id(node.variable), 0) + grad
+            return
+        sent = node(grad)
+        for (nxt, _), g in zip(node.next_functions, sent if isinstance(sent, tuple) else (sent,)):
+            if nxt is not None:
+                visit(nxt, g)
+    data = root.data if isinstance(root, tg.Variable) else root
+    visit(root.grad_fn, torch.ones_like(data))
+    return [found.get(id(x)) for x in leaves]
+
+
+def test_04_my_grad():
+    assert ex.check_my_grad(_engine)
+    verdict = ex.check_my_grad(_recursive)        # right numbers, but nodes run more than once
+    assert _not_yet(verdict) and "times" in verdict.message
+    assert _not_yet(ex.check_my_grad(_raise))
+    assert _not_yet(ex.check_my_grad(lambda root, leaves: None))
+
+
+def test_04_random_graphs_same_in_both_libraries():
+    for seed in range(5):
+        root, leaves = ex.random_graph(tg, seed)
+        root_t, leaves_t = ex.random_graph(torch, seed)
+        for g, g_t in zip(tg.grad(root, leaves), torch.autograd.grad(root_t, leaves_t)):
+            assert torch.allclose(g.data, g_t)
+
+
+def test_05_scale():
+    assert ex.check_scale(0.5) and ex.check_scale(torch.tensor(0.5)) and ex.check_scale(1 / 2)
+    assert _not_yet(ex.check_scale(None)) and _not_yet(ex.check_scale(1.0))
+
+
+def test_06_second_backward():
+    right = {"(a + b).sum()": True, "(a * b).sum()": False, "a.reshape(2, 2).sum()": True,
+             "a.exp().sum()": False, "(a - b).mean()": True, "(a + b).relu().sum()": False}
+    assert ex.check_second_backward(right)
+    assert _not_yet(ex.check_second_backward({**right, "a.exp().sum()": True}))
+    assert _not_yet(ex.check_second_backward({k: None for k in right}))
+
+
+def test_07_frozen_loss():
+    assert ex.check_frozen_loss(lambda lib, x, w, b: ((lib.matmul(x, w.detach()) + b) ** 2).mean())
+
+    def with_no_grad(lib, x, w, b):
+        with lib.no_grad():
+            xw = lib.matmul(x, w)
+        return ((xw + b) ** 2).mean()
+    assert ex.check_frozen_loss(with_no_grad)
+    assert _not_yet(ex.check_frozen_loss(lambda lib, x, w, b: ((lib.matmul(x, w) + b) ** 2).mean()))
+    assert _not_yet(ex.check_frozen_loss(_raise))
+
+
+def test_10_w_grad_recomputes_and_accepts_forms():
+    torch.manual_seed(0)
+    w = torch.randn(5, 3)
+    b = torch.randn(3)
+    dL_dz = (torch.sigmoid(torch.ones(5) @ w + b) - 0) / 3
+    answer = torch.outer(torch.ones(5), dL_dz)
+    torch.manual_seed(123)                      # global state changed: the check must not care
+    assert ex.check_w_grad(answer)
+    assert ex.check_w_grad(answer.double())
+    assert ex.check_w_grad(answer.tolist())
+    assert ex.check_w_grad(tg.Variable(answer))
+    assert _not_yet(ex.check_w_grad(None)) and _not_yet(ex.check_w_grad(answer.T))
+    assert _not_yet(ex.check_w_grad(answer * 2))
+
+
+def test_11_xsinx():
+    class Right:
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * torch.sin(x)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return grad_output * (x.sin() + x * x.cos())
+
+    class Forgetful(Right):
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return x.sin() + x * x.cos()
+
+    class Stub(Right):
+        @staticmethod
+        def backward(ctx, grad_output):
+            return None
+
+    assert ex.check_xsinx(Right)
+    assert _not_yet(ex.check_xsinx(Forgetful)) and _not_yet(ex.check_xsinx(Stub))
+
+
+def test_12_momentum():
+    def right(params, velocities, lr, beta):
+        for p, v in zip(params, velocities):
+            v.mul_(beta).add_(p.grad)
+            p -= lr * v
+
+    def rebinding(params, velocities, lr, beta):      # v = ... does not change the check's velocities
+        for p, v in zip(params, velocities):
+            v = beta * v + p.grad
+            p -= lr * v
+    assert ex.check_momentum(right, steps=30, target=1.0)
+    assert _not_yet(ex.check_momentum(rebinding, steps=30, target=1.0))
+    assert _not_yet(ex.check_momentum(lambda *a: None, steps=5, target=1.0))
+    assert "mul_(beta)" not in ex.check_momentum(rebinding, steps=5, hint=2).message
+
+
+def test_13_third_derivative_forgotten_create_graph_gives_a_hint():
+    def right(fn, x):
+        (d1,) = tg.grad(fn(x), x, create_graph=True)
+        (d2,) = tg.grad(d1, x, create_graph=True)
+        (d3,) = tg.grad(d2, x)
+        return d3
+
+    def forgetful(fn, x):
+        (d1,) = tg.grad(fn(x), x)
+        (d2,) = tg.grad(d1, x)
+        return tg.grad(d2, x)[0]
+    assert ex.check_third_derivative(right)
+    verdict = ex.check_third_derivative(forgetful)
+    assert _not_yet(verdict) and "does not require grad" in verdict.message
+    assert _not_yet(ex.check_third_derivative(lambda fn, x: None))
+
+
+def test_14_meta_grads_refuses_zeros_made_by_hand():
+    def right(sizes, batch, device="meta"):
+        weights = [tg.randn(a, b, device=device, requires_grad=True) for a, b in zip(sizes, sizes[1:])]
+        h = tg.randn(batch, sizes[0], device=device)
+        for k, weight in enumerate(weights):
+            h = h @ weight
+            if k < len(weights) - 1:
+                h = h.tanh()
+        h.sum().backward()
+        return [weight.grad for weight in weights]
+
+    def zeros(sizes, batch, device="meta"):
+        return [tg.zeros(a, b, device=device) for a, b in zip(sizes, sizes[1:])]
+    assert ex.check_meta_grads(right)
+    assert _not_yet(ex.check_meta_grads(zeros))
+    assert _not_yet(ex.check_meta_grads(lambda sizes, batch, device="meta": None))
+
+
+def _backprop(X, y, W1, b1, W2, b2):
+    pre = X @ W1 + b1
+    h = pre.tanh()
+    logits = h @ W2 + b2
+    n = X.shape[0]
+    dlogits = (logits.softmax(dim=1) - torch.nn.functional.one_hot(y, logits.shape[1]).double()) / n
+    dh = dlogits @ W2.T
+    dpre = dh * (1 - h ** 2)
+    return dict(dlogits=dlogits, dW2=h.T @ dlogits, db2=dlogits.sum(0), dh=dh, dpre=dpre,
+                dW1=X.T @ dpre, db1=dpre.sum(0))
+
+
+def test_15_backprop():
+    verdict = ex.check_backprop(_backprop)
+    assert verdict and "dW1" in verdict.message
+    wrong = lambda *a: {**_backprop(*a), "dpre": _backprop(*a)["dh"]}   # forgot tanh'
+    verdict = ex.check_backprop(wrong)
+    assert _not_yet(verdict) and "dpre" in verdict.message and "differs" in verdict.message
+    assert _not_yet(ex.check_backprop(_raise))
+
+
+@pytest.mark.parametrize("check, answer", [(ex.check_scale, 1.0), (ex.check_grads, {"p": 1}),
+                                           (ex.check_count_and_sum, None)])
+def test_same_verdict_every_time(check, answer):
+    args = (answer,) if check is not ex.check_count_and_sum else (answer, answer)
+    assert len({check(*args).message for _ in range(3)}) == 1
