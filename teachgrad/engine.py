@@ -97,6 +97,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
     inputs_tuple = _checked_inputs(inputs, "grad")
+    for i, out in enumerate(outputs):   # as torch: the outputs are checked before the inputs
+        if isinstance(out, function.Variable) and not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     for x in inputs_tuple:
         if not x.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

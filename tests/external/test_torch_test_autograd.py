@@ -1151,7 +1151,6 @@ def test_detach(torch):
 
 # Still failing: engine = issue 10's engine half; design = a difference teachgrad keeps (see the README).
 XFAIL = {
-    "test_grad_badcalls": "engine: grad() checks that the outputs require grad before the inputs (torch's message)",
     "test_save_output_nr": "engine: a Function's backward gets plain torch tensors in a first-order pass, so a saved output loses output_nr",
     "test_mark_non_differentiable_mixed": "engine: a Function's backward gets plain torch tensors in a first-order pass, not Variables",
     "test_naughty_autograd_function_stashing_ctx": "design: ctx is the node, so a ctx the user stashed keeps its saved tensors after the output is deleted (torch frees the node with it)",
