@@ -816,3 +816,106 @@ def check_safe_sqrt(safe_sqrt: Callable, hint: int = 1) -> Verdict:
                             f"{None if grad is None else grad.tolist()}", hints, hint, call)
     return _correct("the values are sqrt's, and backward gives 0 (not NaN) where x <= 0, even under "
                     "detect_anomaly (same in torch)")
+
+
+# --- 08 · in-place operations and views ----------------------------------------------------------
+
+def _rows(lib):
+    """The data the check uses: a 3 x 4 float64 input that requires grad, and a weight for the loss."""
+    x = lib.tensor([[0.5, -1.0, 2.0, 0.0], [1.5, 0.25, -0.5, 1.0], [-2.0, 0.75, 0.0, 0.5]],
+                   dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([1.0, -2.0, 0.5, 3.0], dtype=lib.float64)
+    return x, w
+
+
+def check_normalize_rows(normalize_rows: Callable, hint: int = 1) -> Verdict:
+    """normalize_rows(lib, x): exp(x) with each row divided by its sum (a softmax), backward must work."""
+    hints = ("backward needs a value that your function overwrote: which op saved it, and which line changed it?",
+             "exp keeps its result for backward, and the in-place division overwrites that result: divide "
+             "out of place (a new tensor), or divide a clone, so the saved result stays as it was.")
+    call = "check_normalize_rows(normalize_rows, hint=2)"
+    x_t, w_t = _rows(torch)
+    expected = torch.softmax(x_t, dim=1)
+    (expected * w_t).sum().backward()
+    expected_grad = x_t.grad
+    for lib in (tg, torch):
+        x, w = _rows(lib)
+        try:
+            out = normalize_rows(lib, x)
+            (out * w).sum().backward()
+        except Exception as error:
+            return _not_yet(_raised("normalize_rows", error) + f" (with lib = {lib.__name__})", hints, hint, call)
+        values = _tensor(out)
+        if values is None or values.shape != expected.shape or not torch.allclose(values, expected.detach()):
+            return _not_yet("normalize_rows(lib, x) should return exp(x) divided by its row sums "
+                            f"(with lib = {lib.__name__})", hints, hint, call)
+        grad = _tensor(x.grad)
+        if grad is None or not torch.allclose(grad, expected_grad):
+            return _not_yet("the values are right but x.grad is not: is the result still connected to x "
+                            "by autograd?", hints, hint, call)
+    return _correct("the rows sum to 1 and backward gives torch's gradient (teachgrad and torch)")
+
+
+# --- what autograd keeps in memory --------------------------------------------------------------
+
+def _small_net(lib):
+    g = torch.Generator().manual_seed(3)
+    x, w1, w2 = torch.randn(16, 8, generator=g), torch.randn(8, 12, generator=g) / 3, torch.randn(12, 4, generator=g) / 3
+    if lib is tg:
+        return tg.Variable(x), tg.Variable(w1, requires_grad=True), tg.Variable(w2, requires_grad=True)
+    return x, w1.requires_grad_(), w2.requires_grad_()
+
+
+def _net_loss(x, w1, w2):
+    return ((x @ w1).tanh() @ w2).sin().sum()
+
+
+def check_half_hooks(pack_half: Callable, unpack_half: Callable, hint: int = 1) -> Verdict:
+    """pack_half/unpack_half: saved tensors kept in float16, given back in their own dtype."""
+    hints = ("pack may return any object (a tuple, say): keep what unpack will need to rebuild the tensor.",
+             "pack: remember the dtype and return a float16 copy (a method converts, another drops the graph "
+             "first); unpack: convert the copy back to the remembered dtype.")
+    call = "check_half_hooks(pack_half, unpack_half, hint=2)"
+    x, w1, w2 = _small_net(torch)
+    _net_loss(x, w1, w2).backward()
+    exact = w1.grad
+    grads = []
+    for lib in (tg, torch):
+        x, w1, w2 = _small_net(lib)
+        kept, returned = [], []
+
+        def pack(t):
+            packed = pack_half(t)
+            kept.append(packed)
+            return packed
+
+        def unpack(packed):
+            t = unpack_half(packed)
+            returned.append(t)
+            return t
+
+        try:
+            with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+                loss = _net_loss(x, w1, w2)
+            loss.backward()
+        except Exception as error:
+            return _not_yet(_raised("your hooks", error) + f" (with lib = {lib.__name__})", hints, hint, call)
+        stored = [t for p in kept for t in (p if isinstance(p, (tuple, list)) else (p,))
+                  if isinstance(t, (torch.Tensor, tg.Variable))]
+        if not stored or any(t.dtype != torch.float16 for t in stored):
+            return _not_yet("what pack returns should hold the saved tensor in float16 (half the bytes)",
+                            hints, hint, call)
+        if any(not isinstance(t, (torch.Tensor, tg.Variable)) or t.dtype != torch.float32 for t in returned):
+            return _not_yet("unpack_half should give back a tensor of the saved tensor's own dtype (float32 here)",
+                            hints, hint, call)
+        grads.append(_tensor(w1.grad))
+    error = ((grads[0] - exact.double()).abs().max() / exact.abs().max()).item()
+    if error > 1e-2:
+        return _not_yet(f"the gradients are off by {error:.0e} (relative): is every saved tensor given back "
+                        "with its values?", hints, hint, call)
+    if not torch.allclose(grads[0], grads[1], rtol=1e-4, atol=1e-6):
+        return _not_yet("teachgrad and torch give different gradients under your hooks", hints, hint, call)
+    return _correct("saved tensors kept in float16, gradients within 1e-2 of exact (teachgrad and torch)")
+
+
+__all__ += ["check_normalize_rows", "check_half_hooks"]

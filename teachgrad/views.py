@@ -70,14 +70,22 @@ def replay(chain, x):
 
 # --- the nodes in-place writes leave behind ----------------------------------------------------
 
-def _node(cls, next_functions, needs_input_grad):
-    """A node of `cls` made directly (no forward to run): the history already exists."""
+def _node(cls, next_functions, needs_input_grad, input_meta):
+    """A node of `cls` made directly (no forward to run): the history already exists.
+
+    `input_meta` holds (shape, dtype, device) per input, which the engine fits gradients to.
+    """
     node = cls._backward_cls()
     node.next_functions = tuple(next_functions)
     node._input_slots = tuple(range(len(node.next_functions)))
     node.needs_input_grad = tuple(needs_input_grad)
+    node._input_meta = tuple(input_meta)
     node._sequence_nr = next(_sequence_nr)
     return node
+
+
+def _meta(variable):
+    return variable.shape, variable.dtype, variable.device
 
 
 class CopySlices(Function):
@@ -107,7 +115,8 @@ class CopySlices(Function):
 def copy_slices(base, view_info, fn):
     """The base's new node after `fn` wrote through a view: a CopySlices wrapping `fn`."""
     edges = (base._edge(),) + tuple(fn.next_functions[1:])
-    node = _node(CopySlices, edges, tuple(next_node is not None for next_node, _ in edges))
+    node = _node(CopySlices, edges, tuple(next_node is not None for next_node, _ in edges),
+                 (_meta(base),) + tuple(fn._input_meta[1:]))
     node.fn, node.chain = fn, view_info.chain
     node._wrapped = fn
     return node
@@ -135,7 +144,7 @@ def regenerate_grad_fn(view):
     if view._grad_fn is None and not base.requires_grad:
         return
     check_rebase(view, indirect=True)
-    node = _node(AsStrided, (base._edge(),), (True,))
+    node = _node(AsStrided, (base._edge(),), (True,), (_meta(base),))
     node.chain, node.steps = info.chain, _forward_steps(info.chain, base.data)
     info.version = view.data._version
     view._set_history(node, 0)

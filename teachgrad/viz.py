@@ -77,11 +77,18 @@ class Drawing(graphviz.Digraph):
     node_count = 0
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
+        """The SVG; the same SVG as an <img> in HTML (which JupyterLab shows in a stored notebook
+        before it is run, where it would show a bare SVG only as text); the DOT source as text."""
         bundle = {"text/plain": self.source}
         try:
             bundle.update(super()._repr_mimebundle_(include, exclude, **kwargs))
         except GraphvizNotFound as error:
             bundle["text/html"] = _no_dot_html(error, self.source)
+            return bundle
+        svg = bundle.get("image/svg+xml")
+        if svg:
+            data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+            bundle["text/html"] = f'<img src="data:image/svg+xml;base64,{data}" alt="computation graph">'
         return bundle
 
     def pipe(self, *args, **kwargs):

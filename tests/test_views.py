@@ -586,3 +586,18 @@ def test_index_nodes_show_and_free_their_indices_as_torch():
         return r.grad_fn._saved_indices
 
     raises_like_torch(saved_after_free)
+
+
+def test_gradients_through_copyslices_are_fitted_to_the_base_like_any_node():
+    """A float64 gradient seeded into a float32 base written through a view comes back float32 (as torch)."""
+    def run(lib):
+        x = lib.ones(2, 3, requires_grad=True)
+        s = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        y[0].mul_(s)
+        v = y[1:]
+        (v.sum() + y.sum()).backward()
+        return x.grad, s.grad
+
+    ours, theirs = both(run)
+    assert close(ours[0], theirs[0]) and close(ours[1], theirs[1])

@@ -634,3 +634,14 @@ def test_meta_tensors_draw_with_shapes_and_their_own_names():
     assert '"_saved_other = b (4, 3)"' in source and "_saved_self" not in source
     out.backward()
     assert "grad shape (4, 3)" in viz.draw(out, names={"a": a, "b": b}).source
+
+
+def test_a_drawing_also_shows_as_an_html_image_so_stored_notebooks_render_before_running():
+    """JupyterLab shows a stored SVG output of an untrusted notebook as text; an <img> in HTML it shows."""
+    import base64
+    x = tg.tensor(2.0, requires_grad=True)
+    bundle = tg.viz.draw(x * 3)._repr_mimebundle_()
+    html_img = bundle["text/html"]
+    assert html_img.startswith('<img src="data:image/svg+xml;base64,') and "<svg" not in html_img
+    encoded = html_img.split("base64,")[1].split('"')[0]
+    assert base64.b64decode(encoded).decode("utf-8") == bundle["image/svg+xml"]
