@@ -22,7 +22,7 @@ from collections import namedtuple
 
 import torch
 
-from . import anomaly_mode, function, grad_mode
+from . import anomaly_mode, forward_ad, function, grad_mode
 from .function import AccumulateGrad
 
 Step = namedtuple("Step", "node grad_outputs grad_inputs")
@@ -168,7 +168,7 @@ def _make_grads(outputs, grads, create_graph):
             data = _fit_device(data, out.device, lambda message: message, i)
             if isinstance(g, Variable) and data is g.data:
                 data = g
-        if create_graph:
+        if create_graph or forward_ad._current_level >= 0:   # a dual level: gradients carry tangents too
             made.append(data if isinstance(data, Variable) else Variable._make(data))
         else:
             made.append(data.data if isinstance(data, Variable) else data)

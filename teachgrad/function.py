@@ -27,7 +27,7 @@ import weakref
 
 import torch
 
-from . import anomaly_mode, grad_mode, graph
+from . import anomaly_mode, forward_ad, grad_mode, graph
 
 _sequence_nr = itertools.count()
 
@@ -112,9 +112,10 @@ class SavedTensor:
     gradient would go), and asks the unpack hook for the tensor each time it is read.
     """
 
-    __slots__ = ("data", "variable", "version", "output_nr", "hooks", "packed", "edge")
+    __slots__ = ("data", "variable", "version", "output_nr", "hooks", "packed", "edge", "fw_grad")
 
     def __init__(self, data, variable=None, output_nr=None):
+        self.fw_grad = None     # an output's tangent (see teachgrad.forward_ad)
         self.data = data
         self.variable = variable
         self.version = data._version
@@ -150,7 +151,10 @@ class SavedTensor:
         if not as_variable:
             return self.data
         if self.output_nr is not None:
-            return Variable._make(self.data, node, self.output_nr)
+            output = Variable._make(self.data, node, self.output_nr)
+            if self.fw_grad is not None and forward_ad.saved_tangent(self) is not None:
+                forward_ad.set_tangent(output, forward_ad.saved_tangent(self))
+            return output
         if self.variable is not None:
             return self.variable
         return Variable._make(self.data)
@@ -201,6 +205,8 @@ class BackwardNode(Node):
     _non_differentiable = ()
     _input_meta = ()   # (shape, dtype, device) per input, set by apply; none for nodes made without a forward
     materialize_grads = True
+    _saved_for_forward = None
+    _in_jvp = False
 
     # --- the ctx API, as in torch.autograd.function.FunctionCtx ---
 
@@ -208,12 +214,23 @@ class BackwardNode(Node):
         """Keep these tensors (inputs or outputs of forward) for backward."""
         self._to_save = tensors
 
+    def save_for_forward(self, *tensors):
+        """Keep these tensors for `jvp` (kept only while a dual level is open: see teachgrad.forward_ad)."""
+        for tensor in tensors:
+            if not (isinstance(tensor, torch.Tensor) or tensor is None):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; you should save "
+                                     "non-tensors as attributes on ctx.")
+        if forward_ad._current_level >= 0:
+            self._saved_for_forward = tensors
+
     @property
     def saved_tensors(self):
-        """The tensors given to `save_for_backward`, checked to be unmodified since."""
+        """The tensors given to `save_for_backward` (in `jvp`: to `save_for_forward`), checked to be unmodified."""
+        if self._in_jvp:                 # torch: only what save_for_forward kept, () if nothing
+            return self._saved_for_forward or ()
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        as_variable = grad_mode.is_grad_enabled()
+        as_variable = grad_mode.is_grad_enabled() or forward_ad._current_level >= 0   # tangents need Variables
         return tuple(None if s is None else s.unpack(self, as_variable) for s in self._saved)
 
     def _saved_tensor(self, index):
@@ -347,6 +364,12 @@ class Function:
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
 
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """Forward mode: the tangents of the inputs in, the tangent of the output out."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward on the inputs' data; record the node if any input requires grad."""
@@ -395,6 +418,8 @@ class Function:
                 result = Variable._make(output)
             if cls.is_view and isinstance(args[0], Variable):
                 _mark_views(cls, args, result)
+            if forward_ad._current_level >= 0:
+                forward_ad.propagate(cls, ctx, args, raw, result)
             return result
 
         ctx.next_functions = tuple(edges)
@@ -416,6 +441,8 @@ class Function:
             ctx._to_save = ()
         if cls.is_view:
             _mark_views(cls, args, result)
+        if forward_ad._current_level >= 0:
+            forward_ad.propagate(cls, ctx, args, raw, result)
         return result
 
 
@@ -550,6 +577,10 @@ class DelayedError(Function):
     @staticmethod
     def backward(ctx, *grads):
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        return tangents if len(tangents) > 1 else tangents[0]
 
 
 def once_differentiable(backward):

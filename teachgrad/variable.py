@@ -14,7 +14,7 @@ import weakref
 
 import torch
 
-from . import engine, function, grad_mode, ops, views
+from . import engine, forward_ad, function, grad_mode, ops, views
 from .function import AccumulateGrad, RemovableHandle
 
 _NON_LEAF_GRAD = (
@@ -37,7 +37,7 @@ class Variable:
     """A torch tensor that records the operations applied to it, so gradients can flow back."""
 
     __slots__ = ("_data", "_grad", "_grad_fn", "_requires_grad", "_output_nr", "_accumulator",
-                 "_retains_grad", "_hooks", "_view", "name", "__weakref__")
+                 "_retains_grad", "_hooks", "_view", "_fw_grad", "name", "__weakref__")
     __hash__ = object.__hash__
 
     def __init__(self, data, requires_grad=False, name=None):
@@ -56,6 +56,7 @@ class Variable:
         self._retains_grad = False
         self._hooks = None
         self._view = None
+        self._fw_grad = None
         self.name = name
         if requires_grad:
             if not (data.is_floating_point() or data.is_complex()):
@@ -78,6 +79,7 @@ class Variable:
         v._retains_grad = False
         v._hooks = None
         v._view = None
+        v._fw_grad = None
         v.name = None
         return v
 
@@ -383,6 +385,8 @@ class Variable:
             body += f", grad_fn=<{self.grad_fn.name()}>"
         elif self._requires_grad:
             body += ", requires_grad=True"
+        if forward_ad.is_dual(self):
+            body += ", tangent=" + repr(forward_ad.tangent_of(self)).replace("\n", "\n" + " " * len("Variable("))
         return f"Variable({body})"
 
     # --- arithmetic ---
@@ -781,8 +785,13 @@ class Variable:
         recording = grad_mode.is_grad_enabled() and (
             self.requires_grad or (isinstance(other, Variable) and other.requires_grad))
         views.check_inplace(self, recording)
+        tangent = None
+        if forward_ad._current_level >= 0 and (forward_ad.is_dual(self) or forward_ad.is_dual(other)):
+            tangent = forward_ad.in_place_tangent(self, out_of_place)
         if not recording:
             in_place(self.data, other.data if isinstance(other, Variable) else other)
+            if tangent is not None:
+                forward_ad.write_tangent(self, tangent)
             return self
         before = Variable._make(self.data.clone(), self.grad_fn, self._output_nr)
         result = out_of_place(before)
@@ -794,6 +803,8 @@ class Variable:
         else:
             base = self._view.base
             base._set_history(views.copy_slices(base, self._view, node), 0)
+        if tangent is not None:
+            forward_ad.write_tangent(self, tangent)
         return self
 
     def add_(self, other, alpha=1):

@@ -29,6 +29,7 @@ from collections import deque
 import graphviz
 import torch
 
+from . import forward_ad
 from .engine import Step, record_backward
 from .variable import Variable
 
@@ -217,7 +218,18 @@ class _Graph:
         if o["grads"] and with_grad and _shows_grad(x):
             grad = "None" if x.grad is None else _values(_as_torch(x.grad), o["max_values"], LABEL_ROW_SEP)
             lines.append("grad " + grad)
+        tangent = _tangent(x) if o["tangents"] else None
+        if tangent is not None:
+            lines.append("tangent " + _values(tangent, o["max_values"], LABEL_ROW_SEP))
         return lines
+
+
+def _tangent(x):
+    """x's forward-mode tangent, as a torch tensor (None unless x is dual at the open level)."""
+    if isinstance(x, torch.Tensor):
+        fw = torch.autograd.forward_ad
+        return fw.unpack_dual(x).tangent if fw._current_level >= 0 else None
+    return forward_ad.tangent_of(x) if forward_ad._current_level >= 0 else None
 
 
 def _walk(roots, names, options):
@@ -397,7 +409,7 @@ def _legend_html():
 
 
 DEFAULTS = dict(ops=True, leaves=True, intermediates=True, output=True, saved=True,
-                values=True, grads=True, edge_labels=True, legend=False, max_values=8)
+                values=True, grads=True, tangents=True, edge_labels=True, legend=False, max_values=8)
 
 
 def draw(*roots, names=None, title=None, **options):
@@ -410,7 +422,7 @@ def draw(*roots, names=None, title=None, **options):
     with `_` are skipped); otherwise a Variable's own `.name` labels it.
     Switches, all True unless said: ops (backward nodes; False draws them as dots),
     leaves, intermediates (named non-leaf tensors), output, saved (saved tensors),
-    values, grads, edge_labels, legend (False). Tensors with more than max_values (8)
+    values, grads, tangents (a dual tensor's, inside a forward_ad.dual_level), edge_labels, legend (False). Tensors with more than max_values (8)
     elements show their shape only. Returns a `Drawing` (a `graphviz.Digraph`).
     """
     return _render(_walk(roots, names, _options(options)), title)

@@ -60,6 +60,22 @@ class BinaryCrossEntropyWithLogits(Function):
             grad_t = grad_t * grad if w is None else grad_t * w * grad
         return grad_x, grad_t, None, None, None
 
+    @staticmethod
+    def jvp(ctx, tx, tt, _weight, _pos_weight, _reduction):
+        x, t, w, p, reduction = ctx._primals
+        s = x.sigmoid()
+        d_x = (s - t) if p is None else ((1 - t + p * t) * s - p * t)
+        d_t = -x if p is None else (1 - s).log() - p * s.log()
+        tangent = d_x * tx + d_t * tt
+        return _reduce_tangent(tangent if w is None else tangent * w, reduction)
+
+
+def _reduce_tangent(tangent, reduction):
+    """A per-element loss tangent, reduced the way the loss was."""
+    if reduction == "mean":
+        return tangent.mean()
+    return tangent.sum() if reduction == "sum" else tangent
+
 
 def _no_grad_for(**weights):
     for name, w in weights.items():
@@ -102,6 +118,12 @@ class BinaryCrossEntropy(Function):
             grad_t = grad_t if w is None else grad_t * w
         return grad_x, grad_t, None, None
 
+    @staticmethod
+    def jvp(ctx, tx, tt, _weight, _reduction):
+        x, t, w, reduction = ctx._primals
+        tangent = tx * (x - t) / ((1 - x) * x).clamp(min=1e-12) + tt * ((1 - x).log() - x.log())
+        return _reduce_tangent(tangent if w is None else tangent * w, reduction)
+
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Binary cross-entropy on probabilities in (0, 1)."""
@@ -134,6 +156,11 @@ class MseLoss(Function):
         grad_t = unbroadcast(-diff, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return grad_x, grad_t, None
 
+    @staticmethod
+    def jvp(ctx, tx, tt, _reduction):
+        x, t, reduction = ctx._primals
+        return _reduce_tangent(2 * (x - t) * (tx - tt), reduction)
+
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Mean squared error (or summed, or per element)."""
@@ -165,6 +192,11 @@ class Softmax(Function):
         s, = ctx.saved_tensors
         return s * (grad - (grad * s).sum(ctx.dim, keepdim=True)), None
 
+    @staticmethod
+    def jvp(ctx, tx, _dim):
+        s = ctx._result
+        return s * (tx - (tx * s).sum(ctx.dim, keepdim=True))
+
 
 class LogSoftmax(Function):
     """x - log(sum(exp(x))) along dim.  Backward: g - exp(result) * sum(g)."""
@@ -184,6 +216,10 @@ class LogSoftmax(Function):
     def backward(ctx, grad):
         result, = ctx.saved_tensors
         return grad - result.exp() * grad.sum(ctx.dim, keepdim=True), None
+
+    @staticmethod
+    def jvp(ctx, tx, _dim):
+        return tx - ctx._result.exp().mul(tx).sum(ctx.dim, keepdim=True)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -234,6 +270,20 @@ class NllLoss(Function):
         # also when every target is ignored and grad / total_weight is nan
         per_sample = -grad * weights.unsqueeze(class_dim)
         return per_sample.expand(ctx.shape).where(picked, 0.0), None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tx, *_):
+        _, target, weight, ignore_index, _ = ctx._primals
+        valid = target != ignore_index
+        safe_target = target.where(valid, 0)
+        class_dim = tx.dim() - 1
+        weights = valid.to(tx.dtype) if weight is None else weight[safe_target] * valid
+        picked = torch.zeros_like(tx).scatter_(class_dim, safe_target.unsqueeze(class_dim), weights.unsqueeze(class_dim))
+        per_sample = -(tx * picked).sum(-1)
+        if ctx.reduction == "none":
+            return per_sample
+        total = per_sample.sum()
+        return total / picked.sum() if ctx.reduction == "mean" else total
 
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}

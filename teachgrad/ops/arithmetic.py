@@ -1,8 +1,11 @@
 """+ - * / ** and negation, with gradients summed back over broadcast dimensions."""
 import math
 
+import torch
+
 from ..function import Function
 from .broadcast import number_or_none, shape_of, unbroadcast
+from ..forward_ad import times, total
 
 
 class Add(Function):
@@ -21,6 +24,10 @@ class Add(Function):
     def backward(ctx, grad):
         return unbroadcast(grad, ctx.shapes[0]), unbroadcast(grad, ctx.shapes[1])
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return total(ta, tb)
+
 
 class Sub(Function):
     """a - b: the gradient passes to a, negated to b."""
@@ -38,6 +45,10 @@ class Sub(Function):
     def backward(ctx, grad):
         return unbroadcast(grad, ctx.shapes[0]), unbroadcast(-grad, ctx.shapes[1])
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return total(ta, times(tb, -1))
+
 
 class Rsub(Function):
     """number - a, as torch records it: one input, gradient negated."""
@@ -52,6 +63,10 @@ class Rsub(Function):
     @staticmethod
     def backward(ctx, grad):
         return -grad, None
+
+    @staticmethod
+    def jvp(ctx, ta, _number):
+        return -ta
 
 
 class Mul(Function):
@@ -80,6 +95,11 @@ class Mul(Function):
         grad_b = unbroadcast(grad * a, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx._primals
+        return total(times(ta, b), times(tb, a))
+
 
 class Div(Function):
     """a / b: d/da = 1/b, d/db = -a/b²."""
@@ -106,6 +126,11 @@ class Div(Function):
         grad_b = unbroadcast(-grad * a / (b * b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx._primals
+        return total(times(ta, 1 / b), times(tb, -ctx._result / b))
+
 
 class DivByNumber(Div):
     """a / number, as torch's own kernels (not Python's `/`) record it."""
@@ -128,6 +153,10 @@ class Neg(Function):
     def backward(ctx, grad):
         return -grad
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return -ta
+
 
 class Reciprocal(Function):
     """1 / a: d/da = -1/a² = -result²."""
@@ -146,6 +175,11 @@ class Reciprocal(Function):
     def backward(ctx, grad):
         result, = ctx.saved_tensors
         return -grad * result * result
+
+    @staticmethod
+    def jvp(ctx, ta):
+        result = ctx._result
+        return -ta * result * result
 
 
 class Pow(Function):
@@ -168,6 +202,13 @@ class Pow(Function):
         if n == 0:
             return a.new_zeros(a.shape), None   # zeros, as torch: even where the gradient is inf
         return grad * n * a ** (n - 1), None
+
+    @staticmethod
+    def jvp(ctx, ta, _exponent):
+        a, n = ctx._primals
+        if n == 0:
+            return torch.zeros_like(ta)
+        return ta * n * a ** (n - 1)
 
 
 class PowTensor(Function):
@@ -196,6 +237,13 @@ class PowTensor(Function):
             grad_b = unbroadcast(grad * (result * a.log()).where(~((a == 0) & (b >= 0)), 0.0), ctx.shapes[1])
         return grad_a, grad_b
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx._primals
+        # where a == 0 and b >= 0 the derivative in b is 0, not 0 * log(0) = nan
+        d_b = (ctx._result * a.log()).where(~((a == 0) & (b >= 0)), 0.0)
+        return total(ta * b * a ** (b - 1), tb * d_b)
+
 
 class PowScalarBase(Function):
     """number ** b: d/db = number**b * log(number)."""
@@ -218,3 +266,7 @@ class PowScalarBase(Function):
         if ctx.base == 0:   # 0 ** b is flat (0) for b > 0 and 1 at b == 0: derivative 0, not 0 * -inf
             return None, grad * (result * ctx.log_base).where(b < 0, 0.0)
         return None, grad * (result * ctx.log_base)
+
+    @staticmethod
+    def jvp(ctx, _number, tb):
+        return tb * ctx._result * ctx.log_base

@@ -23,6 +23,11 @@ class Mm(Function):
         grad_b = a.t().mm(grad) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx._primals
+        return ta.mm(b) + a.mm(tb)
+
 
 class Mv(Function):
     """Matrix @ vector."""
@@ -43,6 +48,11 @@ class Mv(Function):
         grad_v = a.t().mv(grad) if ctx.needs_input_grad[1] else None
         return grad_a, grad_v
 
+    @staticmethod
+    def jvp(ctx, ta, tv):
+        a, v = ctx._primals
+        return ta.mv(v) + a.mv(tv)
+
 
 class Dot(Function):
     """Vector · vector."""
@@ -60,6 +70,11 @@ class Dot(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         return grad * b, grad * a
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx._primals
+        return ta.dot(b) + a.dot(tb)
 
 
 class Addmm(Function):
@@ -82,6 +97,11 @@ class Addmm(Function):
         grad_a = grad.mm(b.t()) if ctx.needs_input_grad[1] else None
         grad_b = a.t().mm(grad) if ctx.needs_input_grad[2] else None
         return grad_bias, grad_a, grad_b
+
+    @staticmethod
+    def jvp(ctx, tbias, ta, tb):
+        _, a, b = ctx._primals
+        return tbias + ta.mm(b) + a.mm(tb)
 
 
 class MatmulSqueeze(SqueezeDim):
@@ -115,6 +135,11 @@ class Matmul(Function):
         grad_a = g.matmul(b2.transpose(-1, -2)).sum_to_size(a2.shape).reshape(a.shape) if ctx.needs_input_grad[0] else None
         grad_b = a2.transpose(-1, -2).matmul(g).sum_to_size(b2.shape).reshape(b.shape) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx._primals
+        return ta.matmul(b) + a.matmul(tb)
 
 
 def matmul(a, b):

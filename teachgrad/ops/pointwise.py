@@ -3,6 +3,7 @@ import torch
 
 from ..function import Function
 from .broadcast import shape_of, unbroadcast
+from ..forward_ad import times, total
 
 
 class Exp(Function):
@@ -23,6 +24,10 @@ class Exp(Function):
         result, = ctx.saved_tensors
         return grad * result
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta * ctx._result
+
 
 class Log(Function):
     """log(a): d/da = 1/a."""
@@ -40,6 +45,11 @@ class Log(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad / a
+
+    @staticmethod
+    def jvp(ctx, ta):
+        a, = ctx._primals
+        return ta / a
 
 
 class Sqrt(Function):
@@ -60,6 +70,10 @@ class Sqrt(Function):
         result, = ctx.saved_tensors
         return grad / (2 * result)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta / (2 * ctx._result)
+
 
 class Sin(Function):
     """sin(a): d/da = cos(a)."""
@@ -78,6 +92,11 @@ class Sin(Function):
         a, = ctx.saved_tensors
         return grad * a.cos()
 
+    @staticmethod
+    def jvp(ctx, ta):
+        a, = ctx._primals
+        return ta * a.cos()
+
 
 class Cos(Function):
     """cos(a): d/da = -sin(a)."""
@@ -95,6 +114,11 @@ class Cos(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad * -a.sin()
+
+    @staticmethod
+    def jvp(ctx, ta):
+        a, = ctx._primals
+        return ta * -a.sin()
 
 
 class Tanh(Function):
@@ -115,6 +139,11 @@ class Tanh(Function):
         result, = ctx.saved_tensors
         return grad * (1 - result * result)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        result = ctx._result
+        return ta * (1 - result * result)
+
 
 class Sigmoid(Function):
     """sigmoid(a) = 1 / (1 + exp(-a)): d/da = s (1 - s)."""
@@ -133,6 +162,11 @@ class Sigmoid(Function):
     def backward(ctx, grad):
         result, = ctx.saved_tensors
         return grad * result * (1 - result)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        result = ctx._result
+        return ta * result * (1 - result)
 
 
 class Relu(Function):
@@ -153,6 +187,10 @@ class Relu(Function):
         result, = ctx.saved_tensors
         return grad.where(result > 0, 0.0)   # a mask, not a product: inf * 0 would be nan
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta.where(ctx._result > 0, 0.0)
+
 
 class Sign(Function):
     """sign(a): flat almost everywhere, so its gradient is zero."""
@@ -167,6 +205,10 @@ class Sign(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.new_zeros(grad.shape)   # zeros, as torch: even an inf or nan gradient gives 0
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return torch.zeros_like(ta)
 
 
 class Abs(Function):
@@ -186,6 +228,11 @@ class Abs(Function):
         a, = ctx.saved_tensors
         return grad * a.sign()
 
+    @staticmethod
+    def jvp(ctx, ta):
+        a, = ctx._primals
+        return ta * a.sign()
+
 
 class Clamp(Function):
     """a limited to [min, max] (numbers): the gradient passes where a is inside the range."""
@@ -204,6 +251,11 @@ class Clamp(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad.where(_inside(a, *ctx.bounds), 0.0), None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _min, _max):
+        a, low, high = ctx._primals
+        return ta.where(_inside(a, low, high), 0.0)
 
 
 class ClampMin(Clamp):
@@ -243,6 +295,15 @@ class ClampTensor(Function):
         return tuple(None if g is None else unbroadcast(g, shape)
                      for g, shape in zip((grad_a, grad_low, grad_high), ctx.shapes))
 
+    @staticmethod
+    def jvp(ctx, ta, tlow, thigh):
+        a, low, high = ctx._primals
+        below = None if low is None else (a < low if high is None else (a < low) & (low < high))
+        above = None if high is None else (a > high if low is None else (a > high) | (high < low))
+        return total(None if ta is None else ta.where(_inside(a, low, high), 0.0),
+                     None if tlow is None else tlow.where(below, 0.0),
+                     None if thigh is None else thigh.where(above, 0.0))
+
 
 def _inside(a, low, high):
     """Where `a` lies within [low, high] (a bound that is None does not limit)."""
@@ -273,6 +334,12 @@ class _Pick(Function):
         grad_a = shared.where(~cls.loses(a, b), 0.0) if ctx.needs_input_grad[0] else None
         grad_b = shared.where(~cls.loses(b, a), 0.0) if ctx.needs_input_grad[1] else None
         return unbroadcast(grad_a, ctx.shapes[0]), unbroadcast(grad_b, ctx.shapes[1])
+
+    @classmethod
+    def jvp(cls, ctx, ta, tb):
+        a, b = ctx._primals
+        share = cls.loses(b, a) + (a == b) * 0.5
+        return total(times(ta, share), times(tb, 1 - share))
 
 
 class Maximum(_Pick):
@@ -307,6 +374,11 @@ class Where(Function):
         c = c.data   # a mask: the plain tensor
         return None, unbroadcast(grad.where(c, 0.0), ctx.shapes[0]), unbroadcast(grad.where(~c, 0.0), ctx.shapes[1])
 
+    @staticmethod
+    def jvp(ctx, _condition, ta, tb):
+        condition = ctx._primals[0]
+        return torch.where(condition, 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+
 
 class MaskedFill(Function):
     """a with `value` written where `mask` holds: the gradient passes where it does not."""
@@ -328,3 +400,7 @@ class MaskedFill(Function):
         mask = mask.data
         grad_value = grad.where(mask, 0.0).sum() if ctx.needs_input_grad[2] else None
         return unbroadcast(grad.where(~mask, 0.0), ctx.shape), None, grad_value
+
+    @staticmethod
+    def jvp(ctx, ta, _mask, _value):
+        return ta.where(~ctx._primals[1], 0.0)

@@ -32,6 +32,10 @@ class Sum(Function):
     def backward(ctx, grad):
         return grad.expand(ctx.shape)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta.sum()
+
 
 class SumDim(Function):
     """Sum over `dim`: the gradient is copied along the summed dimensions."""
@@ -49,6 +53,10 @@ class SumDim(Function):
         grad = _restore_dims(grad, ctx.dims, len(ctx.shape), ctx.keepdim)
         return grad.expand(ctx.shape), None, None
 
+    @staticmethod
+    def jvp(ctx, ta, _dim, _keepdim):
+        return ta.sum(ctx.dims, keepdim=ctx.keepdim)
+
 
 class Mean(Function):
     """Mean of all elements: each element gets gradient / count."""
@@ -64,6 +72,10 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.expand(ctx.shape) / ctx.count
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta.mean()
 
 
 class MeanDim(Function):
@@ -83,6 +95,10 @@ class MeanDim(Function):
     def backward(ctx, grad):
         grad = _restore_dims(grad, ctx.dims, len(ctx.shape), ctx.keepdim)
         return grad.expand(ctx.shape) / ctx.count, None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _dim, _keepdim):
+        return ta.mean(ctx.dims, keepdim=ctx.keepdim)
 
 
 class _Extreme(Function):
@@ -108,6 +124,12 @@ class _Extreme(Function):
         a, result = a.data, result.data   # only where they are equal matters: plain tensors
         hits = (a == result) | (a.isnan() & result.isnan())
         return (grad / hits.sum()).expand(a.shape).where(hits, 0.0)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        a, = ctx._primals
+        hits = a == ctx._result
+        return (ta * hits).sum() / hits.sum()
 
 
 class Max(_Extreme):
@@ -144,6 +166,12 @@ class _ExtremeDim(Function):
         chosen = torch.zeros(ctx.shape, dtype=torch.bool, device=indices.device).scatter_(ctx.dim, indices, True)
         grad = _restore_dims(grad, (ctx.dim,), len(ctx.shape), ctx.keepdim)
         return grad.expand(ctx.shape).where(chosen, 0.0), None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _dim, _keepdim):
+        indices = ctx._result[1]   # the tangent of each value is the tangent at its index
+        picked = ta.gather(ctx.dim, indices if ctx.keepdim or not len(ctx.shape) else indices.unsqueeze(ctx.dim))
+        return (picked if ctx.keepdim or not len(ctx.shape) else picked.squeeze(ctx.dim)), None
 
 
 class MaxDim(_ExtremeDim):

@@ -23,6 +23,10 @@ class T(Function):
     def backward(ctx, grad):
         return grad.t()
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta.t()
+
 
 class Transpose(Function):
     """Swap two dimensions; the gradient swaps them back."""
@@ -39,6 +43,10 @@ class Transpose(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.transpose(*ctx.dims), None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _dim0, _dim1):
+        return ta.transpose(*ctx.dims)
 
 
 class Permute(Function):
@@ -57,6 +65,11 @@ class Permute(Function):
     def backward(ctx, grad):
         return grad.permute(ctx.inverse), None
 
+    @staticmethod
+    def jvp(ctx, ta, _dims):
+        _, dims = ctx._primals
+        return ta.permute(dims)
+
 
 class View(Function):
     """The same elements seen with another shape; the gradient is reshaped back."""
@@ -73,6 +86,10 @@ class View(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.reshape(ctx.shape), None
+
+    @staticmethod
+    def jvp(ctx, ta, _shape):
+        return ta.reshape(ctx._result.shape)
 
 
 class UnsafeView(View):
@@ -95,6 +112,10 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad, None
+
+    @staticmethod
+    def jvp(ctx, ta, _memory_format):
+        return ta.clone(memory_format=ctx._primals[1])
 
 
 def reshape(a, shape):
@@ -122,6 +143,10 @@ class Unsqueeze(Function):
     def backward(ctx, grad):
         return grad.squeeze(ctx.dim), None
 
+    @staticmethod
+    def jvp(ctx, ta, _dim):
+        return ta.unsqueeze(ctx.dim)
+
 
 class Squeeze(Function):
     """Remove every dimension of size 1; the gradient is reshaped back."""
@@ -138,6 +163,10 @@ class Squeeze(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.reshape(ctx.shape)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta.reshape(ctx._result.shape)
 
 
 class SqueezeDim(Function):
@@ -156,6 +185,10 @@ class SqueezeDim(Function):
     def backward(ctx, grad):
         return grad.reshape(ctx.shape), None
 
+    @staticmethod
+    def jvp(ctx, ta, _dim):
+        return ta.reshape(ctx._result.shape)
+
 
 class Expand(Function):
     """Repeat size-1 dimensions without copying; the gradient sums the repeats."""
@@ -172,6 +205,10 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.sum_to_size(ctx.shape), None
+
+    @staticmethod
+    def jvp(ctx, ta, _shape):
+        return ta.expand(ctx._result.shape)
 
 
 class CopyGrad(Function):
@@ -207,6 +244,11 @@ class ToCopy(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.to(device=ctx.device, dtype=ctx.dtype), None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _device, _dtype):
+        result = ctx._result
+        return ta.to(device=result.device, dtype=result.dtype)
 
 
 # --- indexing ---------------------------------------------------------------------------------
@@ -247,6 +289,11 @@ class PlaceInZeros(Function):
     def backward(ctx, grad):
         return grad[ctx.index], None, None, None
 
+    @staticmethod
+    def jvp(ctx, tgrad, *_):
+        _, shape, index, accumulate = ctx._primals
+        return _place(tgrad, shape, index, accumulate)
+
 
 class _Indexing(Function):
     """Base of the indexing ops: forward reads a[index], backward writes the gradient there."""
@@ -262,6 +309,10 @@ class _Indexing(Function):
     @classmethod
     def backward(cls, ctx, grad):
         return place_in_zeros(grad, ctx.shape, ctx.index, cls.accumulate), None
+
+    @classmethod
+    def jvp(cls, ctx, ta, _index):
+        return ta[ctx.index]
 
 
 class Select(_Indexing):
@@ -293,6 +344,10 @@ class Alias(Function):
     def backward(ctx, grad):
         return grad
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta[...]
+
 
 class Diagonal(Function):
     """a.diagonal(offset, dim1, dim2): the elements a[..., i, i + offset, ...], a view."""
@@ -311,6 +366,10 @@ class Diagonal(Function):
         zeros = grad.new_zeros(ctx.shape)
         zeros.diagonal(*ctx.args).copy_(grad)
         return zeros, None, None, None
+
+    @staticmethod
+    def jvp(ctx, ta, *_):
+        return ta.diagonal(*ctx.args)
 
 
 class Unbind(Function):
@@ -333,6 +392,10 @@ class Unbind(Function):
     def view_step(args, i):
         """How output i is made from the input alone: a Select."""
         return Select, ((slice(None),) * args[1] + (i,),)
+
+    @staticmethod
+    def jvp(ctx, ta, _dim):
+        return ta.unbind(ctx.dim)
 
 
 class Split(Function):
@@ -357,6 +420,10 @@ class Split(Function):
         sizes, dim = args[1], args[2]
         start = sum(sizes[:i])
         return Slice, ((slice(None),) * dim + (slice(start, start + sizes[i]),),)
+
+    @staticmethod
+    def jvp(ctx, ta, _sizes, _dim):
+        return tuple(ta.split([r.shape[ctx.dim] for r in ctx._result], ctx.dim))
 
 
 class SplitWithSizes(Split):
@@ -392,6 +459,11 @@ class Index(Function):
     def backward(ctx, grad):
         indices = tuple(plain_index(i) for i in ctx.saved_tensors)
         return place_in_zeros(grad, ctx.shape, indices, accumulate=True), None
+
+    @staticmethod
+    def jvp(ctx, ta, _indices):
+        indices = ctx._primals[1]
+        return ta[python_index(indices)]
 
 
 def plain_index(item):
@@ -509,6 +581,10 @@ class Cat(Function):
             start += size
         return (None, *pieces)
 
+    @staticmethod
+    def jvp(ctx, _dim, *tangents):
+        return torch.cat(tangents, ctx.dim)
+
 
 class Stack(Function):
     """Join tensors along a new dimension; each gets its slice of the gradient."""
@@ -524,3 +600,7 @@ class Stack(Function):
     @staticmethod
     def backward(ctx, grad):
         return (None, *grad.unbind(ctx.dim))
+
+    @staticmethod
+    def jvp(ctx, _dim, *tangents):
+        return torch.stack(tangents, ctx.dim)

@@ -24,6 +24,10 @@ class Zero(Function):
     def backward(ctx, grad):
         return _zeros(grad)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        return torch.zeros_like(ta)
+
 
 class Fill(Function):
     """x.fill_(number): like zero_, with another number."""
@@ -39,6 +43,10 @@ class Fill(Function):
     def backward(ctx, grad):
         return _zeros(grad), None
 
+    @staticmethod
+    def jvp(ctx, ta, _value):
+        return torch.zeros_like(ta)
+
 
 class FillTensor(Function):
     """x.fill_(t) with a 0-dim tensor t: every element is t, so t's gradient is the sum of all."""
@@ -53,6 +61,10 @@ class FillTensor(Function):
     @staticmethod
     def backward(ctx, grad):
         return _zeros(grad), grad.sum()
+
+    @staticmethod
+    def jvp(ctx, ta, tvalue):
+        return tvalue.expand(ta.shape).clone()
 
 
 class Copy(Function):
@@ -71,6 +83,10 @@ class Copy(Function):
     def backward(ctx, grad):
         shape, dtype, device = ctx.src_meta
         return _zeros(grad), unbroadcast(grad, shape).to(dtype=dtype, device=device)
+
+    @staticmethod
+    def jvp(ctx, ta, tsrc):
+        return torch.empty_like(ta).copy_(tsrc)
 
 
 class IndexPut(Function):
@@ -95,6 +111,11 @@ class IndexPut(Function):
         grad_self = grad if ctx.accumulate else grad.where(_kept(grad, indices), 0.0)
         picked = grad[python_index(indices)]
         return grad_self, None, unbroadcast(picked, ctx.values_shape), None
+
+    @staticmethod
+    def jvp(ctx, ta, _indices, tvalues, _accumulate):
+        indices = ctx._primals[1]
+        return torch.ops.aten.index_put_(ta.clone(), list(indices), tvalues, ctx.accumulate)
 
 
 def _zeros(grad):

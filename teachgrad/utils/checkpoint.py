@@ -177,6 +177,10 @@ class _NoopSaveInputs(Function):
     def backward(ctx, grad):
         raise AssertionError("did not expect to backward on this graph")
 
+    @staticmethod
+    def jvp(ctx, *tangents):
+        return None     # its output is a placeholder: no tangent (the segment's own ops carry them)
+
 
 def _never(_):
     raise CheckpointError("torch.utils.checkpoint: a tensor saved during recomputation was unpacked")

@@ -1,0 +1,363 @@
+"""`tg.autograd.functional`: Jacobian-vector products, vector-Jacobian products, Jacobians, Hessians.
+
+Each takes a function and its inputs (a tensor or a tuple of tensors) and returns what torch's
+`torch.autograd.functional` returns, in the same structure:
+
+- `vjp(f, x, v)`: vᵀ J, one backward pass (reverse mode);
+- `jvp(f, x, v)`: J v, by the double-backward trick, as torch computes it (for J v in one
+  forward pass, see `tg.autograd.forward_ad`);
+- `jacobian(f, x)`: J itself, row by row from VJPs ("reverse-mode": one backward per output
+  element) or column by column from JVPs ("forward-mode": one forward pass per input element);
+- `hessian`, `hvp`, `vhp`: the same for the gradient of a scalar function.
+"""
+import torch
+
+from . import forward_ad, grad_mode
+from .engine import grad as autograd_grad
+from .variable import Variable
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+
+# --- turning arguments into tuples and back ---------------------------------------------------
+
+def _as_tuple(value, arg_name=None, fn_name=None):
+    """(was it a tuple, the tuple), refusing anything but tensors, with torch's message."""
+    if arg_name is None:
+        return value if isinstance(value, tuple) else tuple(value) if isinstance(value, list) else (value,)
+    is_tuple = isinstance(value, tuple)
+    items = value if is_tuple else (value,)
+    for i, item in enumerate(items):
+        if not isinstance(item, (Variable, torch.Tensor)):
+            where = f"value at index {i}" if is_tuple else f"given {arg_name}"
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the "
+                            f"{where} has type {type(item)}.")
+    return is_tuple, tuple(item if isinstance(item, Variable) else Variable(item) for item in items)
+
+
+def _untuple(result, was_tuple):
+    """Undo `_as_tuple`: `was_tuple` is one flag, or (outputs flag, inputs flag) for nested results."""
+    if isinstance(was_tuple, tuple):
+        outer, inner = was_tuple
+        if not inner:
+            result = tuple(row[0] for row in result)
+        return result if outer else result[0]
+    return result if was_tuple else result[0]
+
+
+def _prepare(inputs, create_graph, need_graph):
+    """Fresh inputs to differentiate with respect to (a view, to keep the user's graph when recording)."""
+    return tuple(x.view_as(x) if create_graph and x.requires_grad else x.detach().requires_grad_(need_graph)
+                 for x in inputs)
+
+
+def _finish(values, create_graph):
+    """Detach the results unless the caller asked for a graph (nested tuples too)."""
+    if values and isinstance(values[0], tuple):
+        return tuple(_finish(v, create_graph) for v in values)
+    return values if create_graph else tuple(v.detach() for v in values)
+
+
+def _check_v(v, other, other_is_tuple):
+    if len(v) != len(other):
+        if other_is_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for i, (a, b) in enumerate(zip(v, other)):
+        if a.shape != b.shape:
+            prefix = f"Entry {i} in " if other_is_tuple else ""
+            raise RuntimeError(f"{prefix}v has invalid size: should be {b.shape} but got {a.shape}.")
+
+
+_STRICT = {
+    "outputs": "Output {i} of the user-provided function does not require gradients. The outputs must be computed "
+               "in a differentiable manner from the input when running in strict mode.",
+    "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of the user-provided "
+                   "function. This is not allowed in strict mode.",
+    "jacobian": "While computing the hessian, found that the jacobian of the user-provided function with respect "
+                "to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
+                "that your function is twice differentiable and that the jacobian depends on the inputs (this would "
+                "be violated by a linear function for example).",
+    "hessian": "The hessian of the user-provided function with respect to input {i} is independent of the input. "
+               "This is not allowed in strict mode. You should ensure that your function is thrice differentiable "
+               "and that the hessian depends on the inputs.",
+}
+
+
+def _check_requires_grad(values, kind, strict):
+    """In strict mode, refuse a result that does not depend on the inputs."""
+    if not strict:
+        return
+    for i, value in enumerate(values):
+        if value is None:
+            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is not "
+                               "allowed in strict mode.")
+        if not value.requires_grad:
+            raise RuntimeError(_STRICT[kind].format(i=i))
+
+
+def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+    """tg.grad over the outputs that require grad; None for every input when none does."""
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else grad_outputs
+    kept = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
+    if not kept:
+        return (None,) * len(inputs)
+    outs, grads = zip(*kept)
+    if all(g is None for g in grads):
+        grads = None
+    return autograd_grad(outs, inputs, grads, retain_graph=retain_graph, create_graph=create_graph,
+                         allow_unused=True)
+
+
+_ZERO_STRICT = {
+    "back": "The output of the user-provided function is independent of input {i}. This is not allowed in strict "
+            "mode.",
+    "back_trick": "The gradient with respect to the input is independent of entry {i} in the grad_outputs when using "
+                  "the double backward trick to compute forward mode gradients. This is not allowed in strict mode.",
+    "double_back": "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
+                   "strict mode.",
+    "double_back_trick": "The hessian of the user-provided function is independent of entry {i} in the grad_jacobian. "
+                         "This is not allowed in strict mode as it prevents from using the double backward trick to "
+                         "replace forward mode AD.",
+}
+
+
+def _fill_in_zeros(grads, refs, strict, create_graph, stage):
+    """Zeros where an input got no gradient (its mathematical value); an error instead in strict mode."""
+    result = []
+    for i, (g, ref) in enumerate(zip(grads, refs)):
+        if g is None:
+            if strict:
+                raise RuntimeError(_ZERO_STRICT[stage].format(i=i))
+            g = Variable._make(torch.zeros_like(ref.data))
+        elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is not "
+                               "allowed in strict mode when create_graph=True.")
+        result.append(g)
+    return tuple(result)
+
+
+def _default_v(v, values, fn_name, what):
+    """v as a tuple checked against `values`, or None when `values` is one single-element tensor."""
+    if v is not None:
+        _, v = _as_tuple(v, "v", fn_name)
+        return v
+    if len(values) != 1 or values[0].numel() != 1:
+        raise RuntimeError(f"The vector v can only be None if {what} a single Tensor with a single element.")
+    return None
+
+
+# --- products ---------------------------------------------------------------------------------
+
+def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), vᵀ J): the vector-Jacobian product, one backward pass."""
+    with grad_mode.enable_grad():
+        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+        inputs = _prepare(inputs, create_graph, need_graph=True)
+        outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "vjp")
+        _check_requires_grad(outputs, "outputs", strict)
+        v = _default_v(v, outputs, "vjp", "the user-provided function returns")
+        if v is not None:
+            v = _prepare(v, create_graph, need_graph=False)
+            _check_v(v, outputs, outputs_tuple)
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        grads = _grad(outputs, inputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
+    return (_untuple(_finish(outputs, create_graph), outputs_tuple),
+            _untuple(_finish(result, create_graph), inputs_tuple))
+
+
+def jvp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), J v), by the double-backward trick: J v is the gradient of (uᵀ J) v with respect to u."""
+    with grad_mode.enable_grad():
+        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _prepare(inputs, create_graph, need_graph=True)
+        v = _default_v(v, inputs, "jvp", "the input to the user-provided function is")
+        if v is not None:
+            v = _prepare(v, create_graph, need_graph=False)
+            _check_v(v, inputs, inputs_tuple)
+        outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
+        _check_requires_grad(outputs, "outputs", strict)
+        u = tuple(Variable(torch.zeros_like(o.data), requires_grad=True) for o in outputs)
+        grad_inputs = _grad(outputs, inputs, u, create_graph=True)
+        _check_requires_grad(grad_inputs, "grad_inputs", strict)
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        grads = _grad(grad_inputs, u, v, create_graph=create_graph)
+        result = _fill_in_zeros(grads, outputs, strict, create_graph, "back_trick")
+    return (_untuple(_finish(outputs, create_graph), outputs_tuple),
+            _untuple(_finish(result, create_graph), outputs_tuple))
+
+
+# --- Jacobians --------------------------------------------------------------------------------
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
+    """J, one block per (output, input): a tensor of shape output.shape + input.shape.
+
+    "reverse-mode" fills it row by row (a VJP with each output element's one-hot vector);
+    "forward-mode" column by column (a JVP with each input element's one-hot vector).
+    `vectorize` is accepted; the rows or columns are computed one after the other either way.
+    """
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                             'Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+                                      '`strategy="forward-mode"` are not supported together (yet). Please either '
+                                      'set `create_graph=False` or `strategy="reverse-mode"`.')
+        return _jacobian_forward(func, inputs, strict, vectorize)
+    with grad_mode.enable_grad():
+        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _prepare(inputs, create_graph, need_graph=True)
+        outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
+        _check_requires_grad(outputs, "outputs", strict)
+        if vectorize and strict:
+            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                               "supported together. Please either set `strict=False` or `vectorize=False`.")
+        blocks = []
+        for i, out in enumerate(outputs):
+            rows = [[] for _ in inputs]                   # rows[j]: d out[k] / d inputs[j], for each k
+            flat = out.reshape(-1)
+            for k in range(out.numel()):
+                row = _grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph)
+                for j, (g, x) in enumerate(zip(row, inputs)):
+                    if g is None:
+                        if strict:
+                            raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
+                                               f"{j}. This is not allowed in strict mode.")
+                        g = Variable._make(torch.zeros_like(x.data))
+                    elif strict and create_graph and not g.requires_grad:
+                        raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. "
+                                           "This is not allowed in strict mode when create_graph=True.")
+                    rows[j].append(g)
+            blocks.append(tuple(_stack(r, out.shape + x.shape, out.dtype, x) for r, x in zip(rows, inputs)))
+        return _untuple(_finish(tuple(blocks), create_graph), (outputs_tuple, inputs_tuple))
+
+
+def _stack(pieces, shape, dtype, like):
+    if not pieces:                                     # an output with no elements
+        return Variable._make(torch.zeros(shape, dtype=like.dtype, device=like.device))
+    from .functional import stack
+    return stack(pieces, 0).view(shape)
+
+
+def _jacobian_forward(func, inputs, strict, vectorize):
+    if strict:
+        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
+                           'supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    if not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                  "only implemented for `vectorize=True`.")
+    columns, outputs_tuple, primals = [], None, None   # columns[n]: one tangent per output, for input element n
+    for j, x in enumerate(inputs):
+        for k in range(x.numel()):
+            with forward_ad.dual_level():
+                duals = tuple(forward_ad.make_dual(y, _one_hot(y, k if i == j else None))
+                              for i, y in enumerate(inputs))
+                outputs_tuple, outs = _as_tuple(func(*duals), "outputs")
+                unpacked = [forward_ad.unpack_dual(o) for o in outs]
+                primals = [p for p, _ in unpacked]
+                columns.append(tuple(Variable._make(torch.zeros_like(p.data)) if t is None else t
+                                     for p, t in unpacked))
+    blocks, start = [], 0
+    for out_index, out in enumerate(primals):
+        row, start = [], 0
+        for x in inputs:
+            cols = [c[out_index].data for c in columns[start:start + x.numel()]]
+            start += x.numel()
+            block = torch.stack(cols, -1) if cols else torch.zeros(out.shape + (0,), dtype=out.dtype)
+            row.append(Variable._make(block.reshape(out.shape + x.shape)))
+        blocks.append(row)
+    return _untuple(blocks, (outputs_tuple, inputs_tuple))     # lists, not tuples: torch's forward-mode does so
+
+
+def _one_hot(x, k):
+    """A tangent for x: 1 at flat position k, 0 elsewhere (all zeros when k is None)."""
+    tangent = torch.zeros(x.numel(), dtype=x.dtype, device=x.device)
+    if k is not None:
+        tangent[k] = 1
+    return tangent.view(x.shape)
+
+
+# --- second derivatives -----------------------------------------------------------------------
+
+def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
+    """The Jacobian of the gradient of a scalar function: one block per pair of inputs."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+
+    def scalar_func(*xs):
+        out = func(*xs)
+        is_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        _check_requires_grad(outs, "outputs", strict)
+        if is_tuple or not isinstance(out, (Variable, torch.Tensor)):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.numel() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
+        return out.squeeze()
+
+    def gradient(*xs):
+        if outer_jacobian_strategy == "forward-mode":
+            xs = tuple(x.requires_grad_(True) for x in xs)
+        jac = jacobian(scalar_func, xs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        return jac
+
+    result = jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                      strategy=outer_jacobian_strategy)
+    return _untuple(result, (inputs_tuple, inputs_tuple))
+
+
+def _scalar_output(func, inputs, fn_name, strict):
+    outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn_name)
+    _check_requires_grad(outputs, "outputs", strict)
+    if outputs_tuple:
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outputs[0].numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
+    return outputs_tuple, outputs
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), vᵀ H): the gradient of (∇f · v), two backward passes."""
+    with grad_mode.enable_grad():
+        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
+        inputs = _prepare(inputs, create_graph, need_graph=True)
+        v = _default_v(v, inputs, "vhp", "the input to the user-provided function is")
+        if v is not None:
+            v = _prepare(v, create_graph, need_graph=False)
+            _check_v(v, inputs, inputs_tuple)
+        outputs_tuple, outputs = _scalar_output(func, inputs, "vhp", strict)
+        jac = _grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        grads = _grad(jac, inputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back")
+    return (_untuple(_finish(outputs, create_graph), outputs_tuple),
+            _untuple(_finish(result, create_graph), inputs_tuple))
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), H v), by the double-backward trick on vᵀ H (H v = (vᵀ H)ᵀ needs no symmetry)."""
+    with grad_mode.enable_grad():
+        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
+        inputs = _prepare(inputs, create_graph, need_graph=True)
+        v = _default_v(v, inputs, "hvp", "the input to the user-provided function is")
+        if v is not None:
+            v = _prepare(v, create_graph, need_graph=False)
+            _check_v(v, inputs, inputs_tuple)
+        outputs_tuple, outputs = _scalar_output(func, inputs, "hvp", strict)
+        jac = _grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        u = tuple(Variable(torch.zeros_like(x.data), requires_grad=True) for x in inputs)
+        double_back = _grad(jac, inputs, u, create_graph=True)
+        _check_requires_grad(jac, "hessian", strict)
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        grads = _grad(double_back, u, v, create_graph=create_graph)
+        result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back_trick")
+    return (_untuple(_finish(outputs, create_graph), outputs_tuple),
+            _untuple(_finish(result, create_graph), inputs_tuple))

@@ -1,0 +1,281 @@
+"""Forward-mode AD: a tangent rides along with each value, as torch.autograd.forward_ad does it.
+
+    with forward_ad.dual_level():
+        x = forward_ad.make_dual(x0, v)           # x0, with the direction v attached
+        y = f(x)                                  # every op also computes its output's tangent
+        y0, jvp = forward_ad.unpack_dual(y)       # jvp = J(x0) @ v, in the same single pass
+
+Each op carries a `jvp(ctx, *tangents)` beside its forward and backward: the tangents of its inputs
+in, the tangent of its output out. `Function.apply` calls it only while a dual level is open and
+an input has a tangent; otherwise the only cost is the check `_current_level >= 0`. A user's
+Function keeps what its jvp needs with `ctx.save_for_forward`, as in torch; a built-in's jvp reads
+the forward's inputs and output as `ctx._primals` and `ctx._result`, as the formulas of torch's
+derivatives.yaml read `self_p` and `result`.
+
+A Variable keeps its tangent in the slot `_fw_grad` as `(level, tangent)`. A view with no tangent
+of its own sees its base's tangent through the same view, and an in-place op writes the new
+tangent into its base's tangent where it wrote the value.
+"""
+import weakref
+from typing import NamedTuple, Optional
+
+import torch
+
+from . import function, grad_mode
+
+__all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
+
+_current_level = -1               # the open level; -1 when none is (torch allows only one at a time)
+_duals = []                       # weak references to the Variables given a tangent at the open level: cleared when it closes
+_generation = 0                   # counts the levels opened, so a saved tangent from a closed one is ignored
+
+
+def enter_dual_level() -> int:
+    """Open a level for dual tensors; returns its number. Only one may be open at a time."""
+    global _current_level
+    if _current_level >= 0:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    global _generation
+    _current_level = 0
+    _generation += 1
+    return _current_level
+
+
+def exit_dual_level(*, level: Optional[int] = None) -> None:
+    """Close the open level: every tangent made in it is dropped."""
+    global _current_level
+    if level is None:
+        level = _current_level
+    if level < 0:
+        raise RuntimeError("Dual level must be a positive number.")
+    if level != _current_level:
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that was created. This is not supported.")
+    for ref in _duals:
+        variable = ref()
+        if variable is not None:
+            variable._fw_grad = None
+    _duals.clear()
+    _current_level = level - 1
+
+
+class dual_level:
+    """`with dual_level():` opens a level for dual tensors and closes it on the way out."""
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc) -> None:
+        exit_dual_level()
+
+    def __call__(self, fn):
+        def wrapper(*args, **kwargs):
+            with dual_level():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class UnpackedDualTensor(NamedTuple):
+    """What `unpack_dual` returns: the value and its tangent (None when it has none)."""
+
+    primal: object
+    tangent: object
+
+
+def make_dual(tensor, tangent, *, level: Optional[int] = None):
+    """A new Variable aliasing `tensor`'s data, with `tangent` attached at the open level."""
+    Variable = function.Variable
+    if level is None:
+        level = _current_level
+    if level < 0:
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, make sure to enter_dual_level() first.")
+    if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
+    if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    if level != _current_level:
+        raise RuntimeError("Invalid level given to _make_dual")
+    primal = tensor if isinstance(tensor, Variable) else Variable(tensor)
+    if _own_tangent(primal) is not None:
+        raise RuntimeError(
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at the same level "
+            f"{level} is not supported.")
+    tangent = tangent.data if isinstance(tangent, Variable) else tangent
+    if tangent.shape != primal.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
+            f"not supported. Tensor is of size {list(primal.shape)} while the given forward gradient is of size "
+            f"{list(tangent.shape)}.")
+    from .ops import View
+    dual = View.apply(primal, tuple(primal.shape))      # torch's make_dual is a view of the primal
+    set_tangent(dual, tangent)
+    return dual
+
+
+def unpack_dual(tensor, *, level: Optional[int] = None) -> UnpackedDualTensor:
+    """(primal, tangent): a view of the value with no tangent, and the tangent (None outside a level)."""
+    Variable = function.Variable
+    if level is None:
+        level = _current_level
+    if level < 0 or not isinstance(tensor, Variable):
+        return UnpackedDualTensor(tensor, None)
+    tangent = tangent_of(tensor)
+    from .ops import View
+    with _no_tangents():
+        primal = View.apply(tensor, tuple(tensor.shape))
+    set_tangent(primal, None)     # a view of a dual, yet not one itself
+    return UnpackedDualTensor(primal, None if tangent is None else Variable._make(tangent))
+
+
+# --- the machinery Function.apply and in-place ops use ----------------------------------------
+
+def _own_tangent(variable):
+    fw = variable._fw_grad
+    return None if fw is None else fw[1]
+
+
+def tangent_of(variable):
+    """The tangent of a Variable at the open level: its own, else (for a view) the base's, viewed."""
+    fw = variable._fw_grad
+    if fw is not None:
+        return fw[1]
+    view = variable._view
+    if view is not None:
+        base_tangent = _own_tangent(view.base)
+        if base_tangent is not None:
+            from .views import replay
+            return replay(view.chain, base_tangent)
+    return None
+
+
+def set_tangent(variable, tangent):
+    """Attach a tangent (a torch tensor) to a Variable at the open level."""
+    variable._fw_grad = (_current_level, tangent)
+    _duals.append(weakref.ref(variable))
+
+
+class _no_tangents:
+    """Inside, ops compute values only (unpack_dual's primal must not carry the tangent)."""
+
+    def __enter__(self):
+        global _current_level
+        self.level, _current_level = _current_level, -1
+
+    def __exit__(self, *exc):
+        global _current_level
+        _current_level = self.level
+
+
+def propagate(cls, ctx, args, raw, result):
+    """After `cls.forward` ran: give the outputs the tangent `cls.jvp` computes from the inputs' tangents.
+
+    As in torch's custom Functions, jvp gets one tangent per forward argument: the tangent of a
+    tensor input (zeros if it has none) and None for anything else.
+    """
+    Variable = function.Variable
+    tangents, any_dual = [], False
+    for i, (arg, data) in enumerate(zip(args, raw)):
+        tangent = tangent_of(arg) if isinstance(arg, Variable) and i not in cls.nondifferentiable_args else None
+        if tangent is not None:
+            any_dual = True
+        elif isinstance(data, torch.Tensor) and i not in cls.nondifferentiable_args:
+            tangent = torch.zeros_like(data)
+        tangents.append(tangent)
+    if not any_dual:
+        ctx._saved_for_forward = None
+        return
+    if cls.jvp is function.Function.jvp:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD.")
+    ctx._in_jvp = True
+    ctx._primals, ctx._result = raw, _data(result)   # what a built-in's formula reads, as derivatives.yaml's
+    try:                                              # self_p and result
+        with grad_mode.no_grad():
+            out_tangents = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+        ctx._saved_for_forward = ctx._primals = ctx._result = None
+    outputs = result if isinstance(result, tuple) else (result,)
+    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+    for output, tangent in zip(outputs, out_tangents):
+        if tangent is None or not isinstance(output, Variable) or not output.dtype.is_floating_point:
+            continue
+        tangent = tangent.data if isinstance(tangent, Variable) else tangent
+        if tangent.shape != output.shape:
+            tangent = tangent.expand(output.shape)
+        set_tangent(output, tangent)
+        _remember_saved_output(ctx, output._output_nr, tangent)
+
+
+def _data(result):
+    if isinstance(result, tuple):
+        return tuple(getattr(r, "data", r) for r in result)
+    return result.data
+
+
+def total(*terms):
+    """The sum of the tangent terms that exist (None: an input that was a Python number)."""
+    terms = [t for t in terms if t is not None]
+    result = terms[0]
+    for term in terms[1:]:
+        result = result + term
+    return result
+
+
+def times(tangent, factor):
+    """tangent * factor, or None for a number's missing tangent."""
+    return None if tangent is None else tangent * factor
+
+
+def _remember_saved_output(ctx, output_nr, tangent):
+    """An output saved for backward is rebuilt when unpacked: keep its tangent for forward-over-reverse."""
+    for saved in ctx._saved:
+        if saved is not None and saved.output_nr == output_nr:
+            saved.fw_grad = (_generation, tangent)
+
+
+def saved_tangent(saved):
+    """The tangent a saved output had, if it was made at the open level."""
+    fw = saved.fw_grad
+    return fw[1] if fw is not None and fw[0] == _generation and _current_level >= 0 else None
+
+
+def is_dual(x) -> bool:
+    """Whether `x` is a Variable with a tangent at the open level."""
+    return _current_level >= 0 and isinstance(x, function.Variable) and tangent_of(x) is not None
+
+
+def in_place_tangent(variable, out_of_place):
+    """The tangent `variable` will have after an in-place op: its out-of-place twin's, on a dual copy."""
+    Variable = function.Variable
+    before = Variable._make(variable.data.clone())
+    own = tangent_of(variable)
+    if own is not None:
+        set_tangent(before, own.clone())
+    with grad_mode.no_grad():
+        after = out_of_place(before)
+    tangent = tangent_of(after)
+    return torch.zeros_like(variable.data) if tangent is None else tangent
+
+
+def write_tangent(variable, tangent):
+    """After an in-place op: `variable` now has `tangent`; through a view, it lands in the base's tangent."""
+    view = variable._view
+    if view is None:
+        own = _own_tangent(variable)
+        if own is not None and own.shape == tangent.shape:
+            own.copy_(tangent)
+        else:
+            set_tangent(variable, tangent)
+        return
+    from .views import replay
+    base = view.base
+    base_tangent = _own_tangent(base)
+    if base_tangent is None:
+        base_tangent = torch.zeros_like(base.data)
+        set_tangent(base, base_tangent)
+    written = replay(view.chain, base_tangent)
+    written.copy_(tangent)
+    if variable._fw_grad is not None:
+        set_tangent(variable, written)
