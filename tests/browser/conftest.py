@@ -28,9 +28,13 @@ def _missing_browser() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_context():
-    """A headless Chromium (Debian's, no download) and one browser context shared by all pages."""
+    """A headless Chromium (Debian's, no download) and one browser context shared by all pages.
+
+    Module-scoped: Playwright's sync API cannot run twice at once in a thread, and the book test
+    starts its own after this module is done.
+    """
     why = _missing_browser()
     if why:
         pytest.skip(why)
@@ -47,7 +51,7 @@ def chromium_context():
             browser.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab_server(chromium_context):
     """`jupyter lab` over a temporary copy of the notebooks; stopped even when tests fail."""
     _clock["start"] = time.monotonic()
@@ -55,7 +59,7 @@ def lab_server(chromium_context):
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def notebook_runner(request, chromium_context, lab_server):
     """Runs the selected notebooks in test order, TEACHGRAD_BROWSER_PARALLEL (default 2) at once."""
     order = [item.callspec.params["notebook"] for item in request.session.items
