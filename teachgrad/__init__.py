@@ -13,12 +13,13 @@ from torch import float as float  # noqa: A001  (torch's name for float32)
 
 from . import autograd, check, engine, nn, ops, utils
 from .engine import grad
-from .factories import (arange, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
+from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
                         randint, randn, randn_like, tensor, zeros, zeros_like)
 from .function import Function, once_differentiable
-from .functional import (abs, add, allclose, cat, clamp, cos, div, exp, flatten, is_tensor, log, matmul, max, maximum,
-                         mean, min, minimum, mm, mul, neg, pow, relu, reshape, sigmoid, sin, sqrt, square, squeeze,
-                         stack, sub, sum, t, tanh, transpose, unsqueeze, where)
+from .functional import (abs, add, allclose, cat, chunk, clamp, cos, div, dot, eq, equal, exp, flatten, is_tensor, log,
+                         masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, pow, relu, reshape,
+                         sigmoid, sin, split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze,
+                         where)
 from .anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .variable import Variable

@@ -1,19 +1,20 @@
-"""`tg.autograd` mirrors `torch.autograd`: Function, backward, grad, gradcheck, grad modes, anomaly detection,
-forward_ad, functional."""
+"""`tg.autograd` mirrors `torch.autograd`: Function, backward, grad, gradcheck, Variable, grad modes, anomaly
+detection, forward_ad, functional."""
 import sys
 
-from . import anomaly_mode, forward_ad, grad_mode, graph
+from . import anomaly_mode, forward_ad, function, grad_mode, graph
 from . import autograd_functional as functional
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .check import gradcheck, gradgradcheck
 from .engine import backward, grad
 from .function import Function, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .variable import Variable
 
 # `import teachgrad.autograd.forward_ad as fwAD` works, as it does for torch
 sys.modules[__name__ + ".forward_ad"] = forward_ad
 sys.modules[__name__ + ".functional"] = functional
 
-__all__ = ["graph", "Function", "backward", "grad", "gradcheck", "gradgradcheck", "once_differentiable", "no_grad",
+__all__ = ["graph", "Function", "Variable", "function", "backward", "grad", "gradcheck", "gradgradcheck", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly",
            "grad_mode", "anomaly_mode", "forward_ad", "functional"]

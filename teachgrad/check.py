@@ -1,12 +1,13 @@
 """Checks: gradients against finite differences, and teachgrad against torch.
 
     tg.check.gradcheck(f, (x,))         # True, or GradcheckError naming the entries that differ
+    tg.check.gradgradcheck(f, (x,))     # the same for second derivatives
     tg.check.agree(ours, theirs, "t")   # asserts value, grad, grad_fn name... equal; prints one line
     tg.check.twin(example)              # runs example(tg) and example(torch) and compares each result
 """
 import torch
 
-from . import engine
+from . import engine, grad_mode
 from .variable import Variable
 
 
@@ -53,6 +54,8 @@ def analytical_jacobian(fn, inputs):
     jacobians = [[torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
                  for x in differentiable]
     for k, out in enumerate(outputs):
+        if not out.requires_grad:   # an output backward cannot reach: its Jacobian is zero, as torch takes it
+            continue
         for j in range(out.numel()):
             seed = torch.zeros(out.numel(), dtype=out.dtype, device=out.device)
             seed[j] = 1
@@ -101,25 +104,25 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
 
 
 def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
-    """gradcheck the gradients themselves: second derivatives of `fn` against finite differences.
+    """Check second derivatives: gradcheck the function that computes fn's gradients with create_graph=True.
 
-    The function checked takes the inputs and one gradient per output and returns backward's
-    gradients, recorded with create_graph=True (as torch.autograd.gradgradcheck does).
+    That function takes the inputs and the output gradients (random in [-1, 1) unless given, as in
+    torch) and returns d(outputs·grad_outputs)/d inputs; both kinds of argument are checked.
     """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    outputs = _outputs(fn, inputs)
+    outputs = [o for o in _outputs(fn, inputs) if o.requires_grad]
     if grad_outputs is None:
-        grad_outputs = tuple(Variable(torch.randn_like(o.data), requires_grad=True) for o in outputs)
+        grad_outputs = tuple(Variable(torch.empty_like(o.data).uniform_(-1, 1), requires_grad=True) for o in outputs)
     else:
         grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
-    n = len(inputs)
+    count = len(inputs)
 
     def first_derivatives(*args):
-        xs, seeds = args[:n], args[n:]
-        differentiable = [x for x in xs if isinstance(x, Variable) and x.requires_grad]
-        pairs = [(o, g) for o, g in zip(_outputs(fn, xs), seeds) if o.requires_grad]
-        grads = engine.grad([o for o, _ in pairs], differentiable, [g for _, g in pairs],
-                            create_graph=True, allow_unused=True)
+        xs, vs = args[:count], args[count:]
+        with grad_mode.enable_grad():   # also while gradcheck's finite differences run without grad
+            outs = [o for o in _outputs(fn, xs) if o.requires_grad]
+            wrt = [x for x in xs if isinstance(x, Variable) and x.requires_grad]
+            grads = engine.grad(outs, wrt, vs, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps, atol, rtol, raise_exception)

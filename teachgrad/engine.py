@@ -83,10 +83,23 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         _run(tensors, grads, retain_graph, create_graph, inputs, capture=False)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
-    """Return the gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone."""
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         materialize_grads=False):
+    """Return the gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone.
+
+    An input the outputs do not depend on is an error, or gets None (`allow_unused=True`) or
+    zeros (`materialize_grads=True`).
+    """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
     inputs_tuple = _checked_inputs(inputs, "grad")
+    for i, out in enumerate(outputs):   # as torch: the outputs are checked before the inputs
+        if isinstance(out, function.Variable) and not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     for x in inputs_tuple:
         if not x.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -102,6 +115,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 f"The differentiated Tensor at index {k} appears to not have been used in the graph. "
                 "Set allow_unused=True if this is the desired behavior."
             )
+        if g is None and materialize_grads:
+            g = function.Variable(torch.zeros_like(inputs_tuple[k].data), requires_grad=create_graph)
         result.append(None if g is None else _as_variable(g))
     return tuple(result)
 

@@ -56,3 +56,20 @@ full_like = _factory(torch.full_like)
 randn_like = _factory(torch.randn_like)
 rand_like = _factory(torch.rand_like)
 from_numpy = _factory(torch.from_numpy)
+
+
+def _legacy(torch_type):
+    """torch's legacy typed constructors (`torch.LongTensor([0, 2])`), still common in older code."""
+
+    def make(*args):
+        return Variable(torch_type(*(a.data if isinstance(a, Variable) else a for a in args)))
+
+    make.__name__ = make.__qualname__ = torch_type.__name__
+    make.__doc__ = f"Like torch.{torch_type.__name__}, returning a leaf Variable."
+    return make
+
+
+FloatTensor = _legacy(torch.FloatTensor)
+DoubleTensor = _legacy(torch.DoubleTensor)
+LongTensor = _legacy(torch.LongTensor)
+BoolTensor = _legacy(torch.BoolTensor)

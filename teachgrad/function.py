@@ -19,6 +19,7 @@ node of the backward graph. As in torch, that node *is* the `ctx` forward was gi
     y = Square.apply(v)              # y.grad_fn is a SquareBackward node
 """
 import functools
+import inspect
 import itertools
 import re
 import threading
@@ -59,7 +60,9 @@ class Node:
         return f"<{type(self).__name__}>"
 
     def __call__(self, *grad_outputs):
-        """`node(grad)` runs the node's backward, as in torch."""
+        """`node(grad)` runs the node's backward, as in torch: one gradient per output of the node."""
+        if len(grad_outputs) != self._num_outputs:
+            raise TypeError(f"expected {self._num_outputs} arguments, got {len(grad_outputs)} instead")
         return self.apply(*grad_outputs)
 
     def _release(self):
@@ -254,6 +257,13 @@ class BackwardNode(Node):
     def name(self):
         return self._forward_cls.qualified_name or type(self).__name__
 
+    def __call__(self, *grad_outputs):
+        """The gradient of each input with an edge: one tensor, or a tuple when there are several."""
+        grads = super().__call__(*grad_outputs)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        per_edge = tuple(grads[i] if i < len(grads) else None for i in self._input_slots)
+        return per_edge[0] if len(per_edge) == 1 else per_edge
+
     def apply(self, *grad_outputs):
         """Run the Function's backward on the gradients of its outputs."""
         return self._forward_cls.backward(self, *grad_outputs)
@@ -329,16 +339,26 @@ class Function:
     check_gradients = True       # a user's backward: check it returns one tensor or None per input
     qualified_name = None        # what node.name() says, when torch gives more than the class name
     nondifferentiable_args = ()  # positions of built-ins' index/condition/target tensors: no edge
+    none_is_input = False        # a None argument gets an (empty) edge, as for torch's C++ functions
     is_view = False              # the output shares the first input's storage (see teachgrad.views)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
         cls._backward_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
+        cls._has_setup_context = cls.setup_context is not Function.setup_context
 
     @staticmethod
     def forward(ctx, *args):
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Optional: save what backward needs, given forward's inputs and output.
+
+        A Function that defines it writes `forward(*args)` without `ctx`, as in torch.
+        """
+        raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
@@ -351,8 +371,10 @@ class Function:
                                   "forward mode AD.")
 
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args, **kwargs):
         """Run forward on the inputs' data; record the node if any input requires grad."""
+        if kwargs or cls._has_setup_context:
+            args = _bind_arguments(cls, args, kwargs)
         ctx = cls._backward_cls()
         grad_on = grad_mode._state.enabled and not grad_mode._state.inference
         raw, edges, slots, needs, metas = [], [], [], [], []
@@ -372,7 +394,8 @@ class Function:
                 continue
             raw.append(arg)
             needs.append(False)
-            if isinstance(arg, torch.Tensor) or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool))):
+            if (isinstance(arg, torch.Tensor) or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool)))
+                    or (arg is None and cls.none_is_input)):
                 edges.append((None, 0))
                 metas.append(None)
                 slots.append(i)
@@ -382,15 +405,15 @@ class Function:
         if grad_on:  # forward runs on plain tensors with grad mode off, as in torch
             grad_mode._state.enabled = False
             try:
-                output = cls.forward(ctx, *raw)
+                output = _run_forward(cls, ctx, raw)
             finally:
                 grad_mode._state.enabled = True
         else:
-            output = cls.forward(ctx, *raw)
+            output = _run_forward(cls, ctx, raw)
 
         if not requires_grad:
             if isinstance(output, tuple):
-                result = tuple(Variable._make(o) if isinstance(o, torch.Tensor) else o for o in output)
+                result = _wrap_outputs(None, output)
             else:
                 result = Variable._make(output)
             if cls.is_view and isinstance(args[0], Variable):
@@ -407,8 +430,8 @@ class Function:
             ctx._forward_stack = anomaly_mode.forward_stack()
         if isinstance(output, tuple):
             ctx._num_outputs = len(output)
-            ctx._output_meta = tuple((o.shape, o.dtype, o.device) for o in output)
-            result = tuple(_wrap_output(ctx, o, i) for i, o in enumerate(output))
+            ctx._output_meta = tuple(None if o is None else (o.shape, o.dtype, o.device) for o in output)
+            result = _wrap_outputs(ctx, output)
             outputs = output
         else:
             result = _wrap_output(ctx, output, 0)
@@ -421,6 +444,42 @@ class Function:
         if forward_ad._current_level >= 0:
             forward_ad.propagate(cls, ctx, args, raw, result)
         return result
+
+
+def _wrap_outputs(ctx, outputs):
+    """One Variable per output; a tensor returned twice gives the same Variable twice, as in torch."""
+    wrapped = {}
+    for i, o in enumerate(outputs):
+        if id(o) not in wrapped:
+            wrapped[id(o)] = _wrap_output(ctx, o, i)
+    return tuple(wrapped[id(o)] for o in outputs)
+
+
+def _run_forward(cls, ctx, raw):
+    """forward(ctx, *args); or, for a Function with a separate setup_context, forward(*args) then setup_context."""
+    if not cls._has_setup_context:
+        return cls.forward(ctx, *raw)
+    output = cls.forward(*raw)
+    cls.setup_context(ctx, tuple(raw), output)
+    return output
+
+
+def _bind_arguments(cls, args, kwargs):
+    """Keyword arguments of `apply` put in forward's order; with setup_context, defaults filled in (as torch)."""
+    signature = cls.__dict__.get("_forward_signature")
+    if signature is None:   # looked up once per Function class
+        signature = cls._forward_signature = inspect.signature(cls.forward)
+    if cls._has_setup_context:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.args
+    return signature.bind(None, *args, **kwargs).args[1:]   # None stands for ctx
+
+
+COMPLEX_MESSAGE = (
+    "teachgrad does not differentiate complex tensors (torch does, with conjugate Wirtinger gradients, "
+    "which this course does not cover); keep the real and imaginary parts as two real tensors instead"
+)
 
 
 def _mark_views(cls, args, result):
@@ -436,7 +495,11 @@ def _mark_views(cls, args, result):
 def _wrap_output(ctx, tensor, output_nr):
     if not isinstance(tensor, torch.Tensor):
         return tensor
-    differentiable = tensor.dtype.is_floating_point or tensor.dtype.is_complex
+    if ctx is None:   # nothing recorded
+        return Variable._make(tensor)
+    if tensor.dtype.is_complex:
+        raise RuntimeError(COMPLEX_MESSAGE)
+    differentiable = tensor.dtype.is_floating_point
     if not differentiable or (ctx._non_differentiable and any(tensor is t for t in ctx._non_differentiable)):
         return Variable._make(tensor)
     return Variable._make(tensor, ctx, output_nr)
@@ -496,22 +559,28 @@ class RawSavedTensor:
 
 
 class DelayedError(Function):
-    """Stands in for the backward of a `once_differentiable` backward: differentiating it raises."""
+    """Stands after a `once_differentiable` backward: differentiating what it returns raises.
+
+    As torch's: one node over all the gradients returned, each made a fresh leaf first (so the node
+    has something to reach), with an empty edge where a gradient is None.
+    """
 
     node_name = "Error"
     qualified_name = "torch::autograd::Error"
+    none_is_input = True
 
     @staticmethod
-    def forward(ctx, grad, *graph_inputs):
-        return grad
+    def forward(ctx, *grads):
+        ctx.set_materialize_grads(False)   # (an output may be None: there is nothing to make zeros of)
+        return grads if len(grads) > 1 else grads[0]
 
     @staticmethod
     def backward(ctx, *grads):
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
 
     @staticmethod
-    def jvp(ctx, tangent, *graph_input_tangents):
-        return tangent
+    def jvp(ctx, *tangents):
+        return tangents if len(tangents) > 1 else tangents[0]
 
 
 def once_differentiable(backward):
@@ -527,16 +596,16 @@ def once_differentiable(backward):
             grads = backward(ctx, *plain)
         if not grad_mode.is_grad_enabled():
             return grads
-        graph_inputs = [g for g in grad_outputs if isinstance(g, Variable) and g.requires_grad]
+        if not any(isinstance(g, Variable) and g.requires_grad for g in grad_outputs):
+            return grads
 
-        def guarded(grad):
-            """The gradient, joined to the graph through a node that refuses to be differentiated."""
-            grad = Variable._make(grad)
-            return DelayedError.apply(grad, *graph_inputs) if graph_inputs else grad
+        def fake_leaf(grad):
+            leaf = Variable._make(grad.data if isinstance(grad, Variable) else grad)
+            leaf._requires_grad = True
+            return leaf
 
-        if not isinstance(grads, tuple):
-            return None if grads is None else guarded(grads)
-        return tuple(None if g is None else guarded(g) for g in grads)
+        outputs = grads if isinstance(grads, tuple) else (grads,)
+        return DelayedError.apply(*(None if g is None else fake_leaf(g) for g in outputs))
 
     return wrapper
 

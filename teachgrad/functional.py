@@ -140,6 +140,34 @@ def flatten(x):
     return _variable(x).flatten()
 
 
+def dot(a, b):
+    return _variable(a).dot(b)
+
+
+def norm(x, p="fro", dim=None, keepdim=False):
+    return _variable(x).norm(p, dim, keepdim)
+
+
+def equal(a, b):
+    return _variable(a).equal(b)
+
+
+def chunk(x, chunks, dim=0):
+    return _variable(x).chunk(chunks, dim)
+
+
+def split(x, split_size, dim=0):
+    return _variable(x).split(split_size, dim)
+
+
+def masked_fill(x, mask, value):
+    return _variable(x).masked_fill(mask, value)
+
+
+def eq(a, b):
+    return _variable(a) == b
+
+
 def cat(tensors, dim=0):
     """Join tensors along dimension `dim`."""
     return ops.Cat.apply(dim, *tensors)

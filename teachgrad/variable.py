@@ -8,6 +8,7 @@
 `grad` is filled in by backward. Every op runs a `Function` from `teachgrad.ops`.
 """
 import numbers
+import operator
 import warnings
 import weakref
 
@@ -35,7 +36,7 @@ def _is_operand(x):
 class Variable:
     """A torch tensor that records the operations applied to it, so gradients can flow back."""
 
-    __slots__ = ("data", "_grad", "_grad_fn", "_requires_grad", "_output_nr", "_accumulator",
+    __slots__ = ("_data", "_grad", "_grad_fn", "_requires_grad", "_output_nr", "_accumulator",
                  "_retains_grad", "_hooks", "_view", "_fw_grad", "name", "__weakref__")
     __hash__ = object.__hash__
 
@@ -46,7 +47,7 @@ class Variable:
             data = torch.as_tensor(data)
         elif data.requires_grad:
             data = data.detach()
-        self.data = data
+        self._data = data
         self._grad = None
         self._grad_fn = None
         self._requires_grad = False
@@ -60,6 +61,8 @@ class Variable:
         if requires_grad:
             if not (data.is_floating_point() or data.is_complex()):
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+            if data.is_complex():
+                raise RuntimeError(function.COMPLEX_MESSAGE)
             _check_not_inference(data)
             self._requires_grad = True
 
@@ -67,7 +70,7 @@ class Variable:
     def _make(cls, data, grad_fn=None, output_nr=0):
         """Wrap a tensor an op produced (no checks: the op made it right)."""
         v = cls.__new__(cls)
-        v.data = data
+        v._data = data
         v._grad = None
         v._grad_fn = grad_fn
         v._requires_grad = False
@@ -81,6 +84,21 @@ class Variable:
         return v
 
     # --- what autograd knows about a Variable ---
+
+    def _set_data(self, value):
+        if isinstance(value, Variable):
+            value = value._data
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self.requires_grad and not (value.is_floating_point() or value.is_complex()):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        self._data = value
+
+    def _del_data(self):
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
+    data = property(operator.attrgetter("_data"), _set_data, _del_data,
+                    doc="The torch tensor underneath (the same object every time); setting it swaps the values.")
 
     @property
     def grad_fn(self):
@@ -131,6 +149,8 @@ class Variable:
             raise RuntimeError(_NOT_LEAF)
         if value and not (self.data.is_floating_point() or self.data.is_complex()):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if value and self.data.is_complex():
+            raise RuntimeError(function.COMPLEX_MESSAGE)
         if value:
             _check_not_inference(self.data)
         self._requires_grad = bool(value)
@@ -144,9 +164,15 @@ class Variable:
 
     @grad.setter
     def grad(self, value):
-        if value is not None and not isinstance(value, Variable):
-            value = Variable(value)
+        if value is not None:
+            _check_assigned_grad(self, value)
+            if not isinstance(value, Variable):
+                value = Variable(value)
         self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
 
     @property
     def is_leaf(self):
@@ -167,7 +193,11 @@ class Variable:
         return self.data.is_inference()
 
     def requires_grad_(self, requires_grad=True):
-        """Set `requires_grad` in place and return self."""
+        """Set `requires_grad` in place and return self (on a non-leaf, only True, which it already is)."""
+        if requires_grad and self.grad_fn is not None:
+            return self
+        if requires_grad and self.data.is_complex():
+            raise RuntimeError(function.COMPLEX_MESSAGE)
         if requires_grad and not self.data.is_floating_point():
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
@@ -195,7 +225,8 @@ class Variable:
         """
         if grad_mode.is_grad_enabled():
             new = grad if isinstance(grad, Variable) else Variable._make(grad)
-            self._grad = new if self._grad is None else self._grad + new
+            # a first gradient is copied into a fresh tensor, recorded as torch records it (CopyBackwards)
+            self._grad = ops.CopyGrad.apply(torch.empty_like(self.data), new) if self._grad is None else self._grad + new
         elif self._grad is None:
             grad = grad if isinstance(grad, torch.Tensor) else grad.data
             self._grad = Variable._make(grad if owned else grad.clone())
@@ -469,6 +500,21 @@ class Variable:
     def __invert__(self):
         return Variable._make(~self.data)
 
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    def equal(self, other):
+        """True if both have the same size and elements (a Python bool, as torch.equal)."""
+        return torch.equal(self.data, other.data if isinstance(other, Variable) else other)
+
+    def isnan(self):
+        return Variable._make(self.data.isnan())
+
+    def all(self, dim=None):
+        return Variable._make(self.data.all() if dim is None else self.data.all(dim))
+
+    def any(self, dim=None):
+        return Variable._make(self.data.any() if dim is None else self.data.any(dim))
+
     def argmax(self, dim=None, keepdim=False):
         return Variable._make(self.data.argmax(dim, keepdim))
 
@@ -508,14 +554,27 @@ class Variable:
         return ops.Sign.apply(self)
 
     def clamp(self, min=None, max=None):
+        """Limit to [min, max]; the bounds are numbers, or tensors (which may require grad)."""
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if isinstance(min, (Variable, torch.Tensor)) or isinstance(max, (Variable, torch.Tensor)):
+            return ops.ClampTensor.apply(self, min, max)
         return ops.Clamp.apply(self, min, max)
 
     clip = clamp
 
     def clamp_min(self, min):
-        return self.clamp(min=min)
+        if isinstance(min, (Variable, torch.Tensor)):
+            return ops.ClampTensor.apply(self, min, None)
+        return ops.ClampMin.apply(self, min, None)
+
+    def masked_fill(self, mask, value):
+        """`value` where `mask` is True, self elsewhere (the gradient flows where the mask is False)."""
+        return ops.MaskedFill.apply(self, mask.data if isinstance(mask, Variable) else mask, value)
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """The vector norm (2 by default) of all elements, or along `dim`."""
+        return ops.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
 
     def maximum(self, other):
         return ops.Maximum.apply(self, other)
@@ -781,6 +840,45 @@ class Variable:
         return self._in_place(lambda v: ops.IndexPut.apply(v, indices, values, accumulate),
                               lambda d, o: torch.ops.aten.index_put_(d, list(indices), o, accumulate), values)
 
+    def log_(self):
+        return self._in_place(lambda v: v.log(), lambda d, o: d.log_())
+
+    def sqrt_(self):
+        return self._in_place(lambda v: v.sqrt(), lambda d, o: d.sqrt_())
+
+    def sin_(self):
+        return self._in_place(lambda v: v.sin(), lambda d, o: d.sin_())
+
+    def cos_(self):
+        return self._in_place(lambda v: v.cos(), lambda d, o: d.cos_())
+
+    def tanh_(self):
+        return self._in_place(lambda v: v.tanh(), lambda d, o: d.tanh_())
+
+    def sigmoid_(self):
+        return self._in_place(lambda v: v.sigmoid(), lambda d, o: d.sigmoid_())
+
+    def relu_(self):
+        return self._in_place(lambda v: v.relu(), lambda d, o: d.relu_())
+
+    def abs_(self):
+        return self._in_place(lambda v: v.abs(), lambda d, o: d.abs_())
+
+    def neg_(self):
+        return self._in_place(lambda v: -v, lambda d, o: d.neg_())
+
+    def pow_(self, exponent):
+        return self._in_place(lambda v: v.pow(exponent), lambda d, o: d.pow_(o), exponent)
+
+    def clamp_(self, min=None, max=None):
+        bounds = (min, max)
+        return self._in_place(lambda v: v.clamp(*bounds), lambda d, o: d.clamp_(*(_plain(b) for b in bounds)))
+
+    clip_ = clamp_
+
+    def masked_fill_(self, mask, value):
+        return self._in_place(lambda v: v.masked_fill(mask, value), lambda d, o: d.masked_fill_(_plain(mask), o), value)
+
     def __iadd__(self, other):
         return self.add_(other)
 
@@ -802,6 +900,45 @@ class Variable:
             ops.shape.copy_to(target, value)
 
 
+def _plain(x):
+    return x.data if isinstance(x, Variable) else x
+
+
+_CPP_DTYPE = {torch.float32: "float", torch.float64: "double", torch.float16: "c10::Half",
+              torch.bfloat16: "c10::BFloat16", torch.int64: "long int", torch.int32: "int", torch.int16: "short int",
+              torch.int8: "signed char", torch.uint8: "unsigned char", torch.bool: "bool",
+              torch.complex64: "c10::complex<float>", torch.complex128: "c10::complex<double>"}
+_SCALAR_TYPE = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
+                torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte",
+                torch.bool: "Bool", torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble"}
+
+
+def _check_assigned_grad(variable, value):
+    """What torch checks when `.grad` is assigned: a tensor, not the variable itself, same dtype, device, size."""
+    if not isinstance(value, (Variable, torch.Tensor)):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+    if value is variable:
+        raise RuntimeError("can't assign Variable as its own grad")
+    grad, data = _plain(value), variable.data
+    if grad.dtype != data.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_CPP_DTYPE.get(grad.dtype, grad.dtype)}' to a tensor with "
+            f"grad_dtype '{_SCALAR_TYPE.get(data.dtype, data.dtype)}'. The gradient must match the tensor's grad_dtype "
+            "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or "
+            "None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient "
+            "may break downstream systems that assume they match."
+        )
+    if grad.device.type != data.device.type:
+        raise RuntimeError(f"attempting to assign a gradient with device type '{grad.device.type}' to a tensor with "
+                           f"device type '{data.device.type}'. Please ensure that the gradient and the tensor are on "
+                           "the same device")
+    if grad.device != data.device:
+        raise RuntimeError(f"attempting to assign a gradient located on device with index '{grad.device.index}' to a "
+                           f"tensor located on device with index '{data.device.index}'. Please ensure that the "
+                           "gradient and the tensor are on the same device")
+    if grad.shape != data.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
+                           f"'{list(data.shape)}'. Please ensure that the gradient and the tensor are the same size")
 def _check_not_inference(data):
     if data.is_inference() and not grad_mode.is_inference_mode_enabled():
         raise RuntimeError(grad_mode.INFERENCE_REQUIRES_GRAD)

@@ -211,7 +211,7 @@ class _Graph:
         """Label lines for a tensor: its name and shape, its values, its grad."""
         o = self.options
         t = _as_torch(x)
-        head = " ".join(filter(None, [title, _shape(t) if t.ndim else ""]))
+        head = " ".join(filter(None, [_label_text(title) if title else "", _shape(t) if t.ndim else ""]))
         lines = [head] if head else []
         if o["values"] and t.numel() <= o["max_values"]:
             lines.append("data " + _values(t, o["max_values"], LABEL_ROW_SEP))
@@ -239,7 +239,7 @@ def _walk(roots, names, options):
 
     def visit(fn):
         if id(fn) not in g.op_ids:
-            g.op_ids[id(fn)] = node_id = g.add("op", [type(fn).__name__])
+            g.op_ids[id(fn)] = node_id = g.add("op", [_label_text(type(fn).__name__)])
             g.ops[node_id] = fn
             queue.append((fn, node_id))
         return g.op_ids[id(fn)]
@@ -335,7 +335,7 @@ def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None):
     d = Drawing(graph_attr={"ordering": "out", "fontname": "Helvetica", "fontsize": "10"},
                 node_attr=NODE_ATTR, edge_attr={"fontname": "Helvetica", "fontsize": "9"})
     if title:
-        d.attr(label=title, labelloc="t")
+        d.body.append(f"\tlabel={_quote(_label_text(title))} labelloc=t\n")
     for node_id, (kind, lines) in g.nodes.items():
         kind, lines, extra = nodes.get(node_id, (kind, lines, {}))
         if kind == "op" and not o["ops"]:
@@ -374,12 +374,28 @@ DOT_ID = re.compile(r"[A-Za-z_][A-Za-z_0-9]*|-?(\.[0-9]+|[0-9]+(\.[0-9]*)?)")
 DOT_KEYWORDS = {"node", "edge", "graph", "digraph", "subgraph", "strict"}
 
 
+class _Html(str):
+    """A label written in graphviz's HTML-like syntax (the legend's table): given to DOT as <...>."""
+
+
+def _label_text(text):
+    """Any text (a user's name) as DOT label text that shows it as given.
+
+    Backslashes and quotes are escaped, so a trailing backslash or `\\N` stays text; `&` too, as
+    graphviz reads entities such as `&amp;` even in plain labels; a newline becomes a line break.
+    `<`, `>` and unicode need nothing: the label is quoted, not HTML.
+    """
+    text = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("&", "&amp;")
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+
+
 def _quote(value):
-    """A DOT attribute value: as is when DOT allows it, an HTML label as is, else in quotes."""
-    html_label = value.startswith("<") and value.endswith(">")
-    if html_label or (DOT_ID.fullmatch(value) and value.lower() not in DOT_KEYWORDS):
+    """A DOT attribute value (already escaped with _label_text where it holds text): bare, <html>, or quoted."""
+    if isinstance(value, _Html):
         return value
-    return '"' + value.replace('"', '\\"') + '"'
+    if DOT_ID.fullmatch(value) and value.lower() not in DOT_KEYWORDS:
+        return value
+    return '"' + value + '"'
 
 
 def _legend_html():
@@ -389,7 +405,7 @@ def _legend_html():
         look = LOOKS[kind]
         rows.append(f'<tr><td bgcolor="{look.get("fillcolor", "white")}">'
                     f'<font color="{look.get("fontcolor", "black")}">{text}</font></td></tr>')
-    return f'<<table border="0" cellborder="1" cellspacing="2">{"".join(rows)}</table>>'
+    return _Html(f'<<table border="0" cellborder="1" cellspacing="2">{"".join(rows)}</table>>')
 
 
 DEFAULTS = dict(ops=True, leaves=True, intermediates=True, output=True, saved=True,

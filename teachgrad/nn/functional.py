@@ -240,6 +240,7 @@ class NllLoss(Function):
     """Negative log-likelihood: -w[c]·x[c] for each sample's class c; reduced by the total weight."""
 
     node_name = "NllLossBackward0"
+    saved_names = ("target", "weight", "total_weight")
     check_gradients = False
     nondifferentiable_args = (1, 2)
 
@@ -247,31 +248,45 @@ class NllLoss(Function):
     def forward(ctx, input, target, weight, ignore_index, reduction):
         if input.dim() > 2:
             raise NotImplementedError("teachgrad's nll_loss takes input of shape (C,) or (N, C)")
-        ctx.reduction = reduction
-        valid = target != ignore_index
-        safe_target = target.where(valid, 0)
-        class_dim = input.dim() - 1
-        picked = torch.zeros_like(input).scatter_(class_dim, safe_target.unsqueeze(class_dim), 1.0)
-        weights = valid.to(input.dtype) if weight is None else weight[safe_target] * valid
-        ctx.picked = picked * weights.unsqueeze(class_dim)
-        ctx.total_weight = weights.sum()
-        return F.nll_loss(input, target, weight, ignore_index=ignore_index, reduction=reduction)
+        ctx.reduction, ctx.ignore_index, ctx.shape = reduction, ignore_index, input.shape
+        output, total_weight = torch.ops.aten.nll_loss_forward(input, target, weight, _REDUCTIONS[reduction], ignore_index)
+        ctx.save_for_backward(target, weight, total_weight)
+        return output
 
     @staticmethod
     def backward(ctx, grad):
+        target, weight, total_weight = (None if t is None else t.data for t in ctx.saved_tensors)
+        valid = target != ctx.ignore_index
+        safe_target = target.where(valid, 0)
+        class_dim = len(ctx.shape) - 1
+        weights = valid.to(grad.dtype) if weight is None else weight[safe_target] * valid
         if ctx.reduction == "none":
             grad = grad.unsqueeze(-1)
         elif ctx.reduction == "mean":
-            grad = grad / ctx.total_weight
-        return -grad * ctx.picked, None, None, None, None
+            grad = grad / total_weight
+        picked = torch.zeros(ctx.shape, dtype=torch.bool, device=target.device)
+        picked = picked.scatter_(class_dim, safe_target.unsqueeze(class_dim), valid.unsqueeze(class_dim))
+        # only the picked entries get -w·grad; a mask (not a product) keeps the rest exactly 0,
+        # also when every target is ignored and grad / total_weight is nan
+        per_sample = -grad * weights.unsqueeze(class_dim)
+        return per_sample.expand(ctx.shape).where(picked, 0.0), None, None, None, None
 
     @staticmethod
     def jvp(ctx, tx, *_):
-        per_sample = -(tx * ctx.picked).sum(-1)
+        _, target, weight, ignore_index, _ = ctx._primals
+        valid = target != ignore_index
+        safe_target = target.where(valid, 0)
+        class_dim = tx.dim() - 1
+        weights = valid.to(tx.dtype) if weight is None else weight[safe_target] * valid
+        picked = torch.zeros_like(tx).scatter_(class_dim, safe_target.unsqueeze(class_dim), weights.unsqueeze(class_dim))
+        per_sample = -(tx * picked).sum(-1)
         if ctx.reduction == "none":
             return per_sample
         total = per_sample.sum()
-        return total / ctx.total_weight if ctx.reduction == "mean" else total
+        return total / picked.sum() if ctx.reduction == "mean" else total
+
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):

@@ -200,7 +200,7 @@ class Pow(Function):
         a, = ctx.saved_tensors
         n = ctx.exponent
         if n == 0:
-            return grad * 0, None
+            return a.new_zeros(a.shape), None   # zeros, as torch: even where the gradient is inf
         return grad * n * a ** (n - 1), None
 
     @staticmethod
@@ -228,11 +228,13 @@ class PowTensor(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b, result = ctx.saved_tensors
-        grad_a = unbroadcast(grad * b * a ** (b - 1), ctx.shapes[0]) if ctx.needs_input_grad[0] else None
-        grad_b = None
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            # b == 0 gives 0 (a ** -1 would be inf at a == 0)
+            grad_a = unbroadcast((grad * (b * a ** (b - 1))).where(b != 0, 0.0), ctx.shapes[0])
         if ctx.needs_input_grad[1]:
             # where a == 0 and b >= 0 the derivative is 0, not 0 * log(0) = nan
-            grad_b = unbroadcast((grad * result * a.log()).where(~((a == 0) & (b >= 0)), 0.0), ctx.shapes[1])
+            grad_b = unbroadcast(grad * (result * a.log()).where(~((a == 0) & (b >= 0)), 0.0), ctx.shapes[1])
         return grad_a, grad_b
 
     @staticmethod
@@ -253,6 +255,7 @@ class PowScalarBase(Function):
     @staticmethod
     def forward(ctx, base, b):
         result = base ** b
+        ctx.base = base
         ctx.log_base = math.log(base) if base > 0 else (float("-inf") if base == 0 else float("nan"))
         ctx.save_for_backward(b, result)
         return result
@@ -260,7 +263,9 @@ class PowScalarBase(Function):
     @staticmethod
     def backward(ctx, grad):
         b, result = ctx.saved_tensors
-        return None, grad * result * ctx.log_base
+        if ctx.base == 0:   # 0 ** b is flat (0) for b > 0 and 1 at b == 0: derivative 0, not 0 * -inf
+            return None, grad * (result * ctx.log_base).where(b < 0, 0.0)
+        return None, grad * (result * ctx.log_base)
 
     @staticmethod
     def jvp(ctx, _number, tb):

@@ -21,7 +21,7 @@ def unbroadcast(grad, shape):
 
     Inputs that were Python numbers (shape None) get no gradient.
     """
-    if shape is None:
+    if shape is None or grad is None:
         return None
     if grad.shape == shape:
         return grad

@@ -185,7 +185,7 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return grad * (result > 0)
+        return grad.where(result > 0, 0.0)   # a mask, not a product: inf * 0 would be nan
 
     @staticmethod
     def jvp(ctx, ta):
@@ -204,7 +204,7 @@ class Sign(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return grad.new_zeros(grad.shape)   # zeros, as torch: even an inf or nan gradient gives 0
 
     @staticmethod
     def jvp(ctx, ta):
@@ -235,7 +235,7 @@ class Abs(Function):
 
 
 class Clamp(Function):
-    """a limited to [min, max]: the gradient passes where a is inside the range."""
+    """a limited to [min, max] (numbers): the gradient passes where a is inside the range."""
 
     node_name = "ClampBackward1"
     saved_names = ("self",)
@@ -250,25 +250,73 @@ class Clamp(Function):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        low, high = ctx.bounds
-        inside = (a >= low) if low is not None else None
-        if high is not None:
-            inside = (a <= high) if inside is None else inside & (a <= high)
-        return grad * inside, None, None
+        return grad.where(_inside(a, *ctx.bounds), 0.0), None, None
 
     @staticmethod
     def jvp(ctx, ta, _min, _max):
         a, low, high = ctx._primals
-        inside = torch.ones_like(a, dtype=torch.bool)
-        if low is not None:
-            inside &= a >= low
-        if high is not None:
-            inside &= a <= high
-        return ta.where(inside, 0.0)
+        return ta.where(_inside(a, low, high), 0.0)
+
+
+class ClampMin(Clamp):
+    """a.clamp(min=number) and a.clamp_min(number), as torch records them."""
+
+    node_name = "ClampMinBackward0"
+
+
+class ClampTensor(Function):
+    """a limited to [min, max] given as tensors, which may require grad themselves.
+
+    The gradient goes to a where it is inside the range, to min where a is below it and to max
+    where a is above it (to max alone where min > max), as torch's derivatives.yaml says.
+    """
+
+    node_name = "ClampBackward0"
+    saved_names = ("self", "min", "max")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, min, max):
+        ctx.shapes = shape_of(a), shape_of(min), shape_of(max)
+        ctx.save_for_backward(a, min, max)
+        return torch.clamp(a, min, max)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, low, high = ctx.saved_tensors
+        grad_a = grad.where(_inside(a, low, high), 0.0)
+        grad_low = grad_high = None
+        if low is not None and ctx.needs_input_grad[1]:
+            below = (a < low) if high is None else (a < low) & (low < high)
+            grad_low = grad.where(below, 0.0)
+        if high is not None and ctx.needs_input_grad[2]:
+            above = (a > high) if low is None else (a > high) | (high < low)
+            grad_high = grad.where(above, 0.0)
+        return tuple(None if g is None else unbroadcast(g, shape)
+                     for g, shape in zip((grad_a, grad_low, grad_high), ctx.shapes))
+
+    @staticmethod
+    def jvp(ctx, ta, tlow, thigh):
+        a, low, high = ctx._primals
+        below = None if low is None else (a < low if high is None else (a < low) & (low < high))
+        above = None if high is None else (a > high if low is None else (a > high) | (high < low))
+        return total(None if ta is None else ta.where(_inside(a, low, high), 0.0),
+                     None if tlow is None else tlow.where(below, 0.0),
+                     None if thigh is None else thigh.where(above, 0.0))
+
+
+def _inside(a, low, high):
+    """Where `a` lies within [low, high] (a bound that is None does not limit)."""
+    if low is not None and high is not None:
+        return (a >= low) & (a <= high)
+    return (a >= low) if low is not None else (a <= high)
 
 
 class _Pick(Function):
-    """Element-wise max or min of a and b: the gradient goes to the one picked; split in half on ties."""
+    """Element-wise max or min of a and b: the gradient goes to the one picked, halved on ties.
+
+    As torch: where(a == b, grad / 2, grad), zeroed for the input that lost (NaN loses to no one).
+    """
 
     saved_names = ("self", "other")
     check_gradients = False
@@ -282,47 +330,77 @@ class _Pick(Function):
     @classmethod
     def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
-        share = cls.picks_a(a, b) + (a == b) * 0.5
-        return unbroadcast(grad * share, ctx.shapes[0]), unbroadcast(grad * (1 - share), ctx.shapes[1])
+        shared = grad.where(a != b, grad / 2)
+        grad_a = shared.where(~cls.loses(a, b), 0.0) if ctx.needs_input_grad[0] else None
+        grad_b = shared.where(~cls.loses(b, a), 0.0) if ctx.needs_input_grad[1] else None
+        return unbroadcast(grad_a, ctx.shapes[0]), unbroadcast(grad_b, ctx.shapes[1])
 
     @classmethod
     def jvp(cls, ctx, ta, tb):
         a, b = ctx._primals
-        share = cls.picks_a(a, b) + (a == b) * 0.5
+        share = cls.loses(b, a) + (a == b) * 0.5
         return total(times(ta, share), times(tb, 1 - share))
 
 
 class Maximum(_Pick):
     node_name = "MaximumBackward0"
     pick = staticmethod(torch.maximum)
-    picks_a = staticmethod(lambda a, b: a > b)
+    loses = staticmethod(lambda x, y: x < y)
 
 
 class Minimum(_Pick):
     node_name = "MinimumBackward0"
     pick = staticmethod(torch.minimum)
-    picks_a = staticmethod(lambda a, b: a < b)
+    loses = staticmethod(lambda x, y: x > y)
 
 
 class Where(Function):
     """where(condition, a, b): the gradient goes to a where the condition holds, else to b."""
 
     node_name = "WhereBackward0"
+    saved_names = ("condition",)
     check_gradients = False
     nondifferentiable_args = (0,)
 
     @staticmethod
     def forward(ctx, condition, a, b):
         ctx.shapes = shape_of(a), shape_of(b)
-        ctx.condition = condition
+        ctx.save_for_backward(condition)   # saved, so it is freed with the graph
         return torch.where(condition, a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        c = ctx.condition
+        c, = ctx.saved_tensors
+        c = c.data   # a mask: the plain tensor
         return None, unbroadcast(grad.where(c, 0.0), ctx.shapes[0]), unbroadcast(grad.where(~c, 0.0), ctx.shapes[1])
 
     @staticmethod
     def jvp(ctx, _condition, ta, tb):
         condition = ctx._primals[0]
         return torch.where(condition, 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+
+
+class MaskedFill(Function):
+    """a with `value` written where `mask` holds: the gradient passes where it does not."""
+
+    node_name = "MaskedFillBackward0"
+    saved_names = ("mask",)
+    check_gradients = False
+    nondifferentiable_args = (1,)
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        ctx.shape = a.shape
+        ctx.save_for_backward(mask)   # saved, so it is freed with the graph
+        return a.masked_fill(mask, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mask, = ctx.saved_tensors
+        mask = mask.data
+        grad_value = grad.where(mask, 0.0).sum() if ctx.needs_input_grad[2] else None
+        return unbroadcast(grad.where(~mask, 0.0), ctx.shape), None, grad_value
+
+    @staticmethod
+    def jvp(ctx, ta, _mask, _value):
+        return ta.where(~ctx._primals[1], 0.0)

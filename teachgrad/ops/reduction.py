@@ -6,7 +6,7 @@ from ..function import Function
 
 def _restore_dims(grad, dims, ndim, keepdim):
     """Put back the reduced dimensions as size 1, so `grad` broadcasts against the input."""
-    if keepdim:
+    if keepdim or ndim == 0:
         return grad
     for d in sorted(d % ndim for d in dims):
         grad = grad.unsqueeze(d)
@@ -102,7 +102,11 @@ class MeanDim(Function):
 
 
 class _Extreme(Function):
-    """max/min of all elements: the gradient is shared evenly among the elements that reach it."""
+    """max/min of all elements: the gradient is shared evenly among the elements that reach it.
+
+    Those elements are the ones equal to the result, or the NaNs when the result is NaN
+    (torch's evenly_distribute_backward); the others get exactly 0, whatever the gradient.
+    """
 
     check_gradients = False
     saved_names = ("self", "result")
@@ -117,8 +121,9 @@ class _Extreme(Function):
     @staticmethod
     def backward(ctx, grad):
         a, result = ctx.saved_tensors
-        hits = a == result
-        return grad * hits / hits.sum()
+        a, result = a.data, result.data   # only where they are equal matters: plain tensors
+        hits = (a == result) | (a.isnan() & result.isnan())
+        return (grad / hits.sum()).expand(a.shape).where(hits, 0.0)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -141,24 +146,32 @@ class _ExtremeDim(Function):
     """max/min along `dim`: returns (values, indices); the gradient goes to the chosen index."""
 
     check_gradients = False
+    saved_names = ("indices",)
     reduce = None
 
     @classmethod
     def forward(cls, ctx, a, dim, keepdim):
         values, indices = cls.reduce(a, dim, keepdim=keepdim)
         ctx.mark_non_differentiable(indices)
-        ctx.dim, ctx.keepdim = dim, keepdim
-        ctx.chosen = torch.zeros_like(a).scatter_(dim, indices if keepdim else indices.unsqueeze(dim), 1)
+        ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
+        ctx.save_for_backward(indices)   # saved, so it is freed with the graph, as torch's
         return values, indices
 
     @staticmethod
     def backward(ctx, grad, grad_indices):
-        grad = _restore_dims(grad, (ctx.dim,), ctx.chosen.dim(), ctx.keepdim)
-        return grad * ctx.chosen, None, None
+        indices, = ctx.saved_tensors
+        indices = indices.data
+        if not ctx.keepdim and len(ctx.shape):
+            indices = indices.unsqueeze(ctx.dim)
+        chosen = torch.zeros(ctx.shape, dtype=torch.bool, device=indices.device).scatter_(ctx.dim, indices, True)
+        grad = _restore_dims(grad, (ctx.dim,), len(ctx.shape), ctx.keepdim)
+        return grad.expand(ctx.shape).where(chosen, 0.0), None, None
 
     @staticmethod
     def jvp(ctx, ta, _dim, _keepdim):
-        return (ta * ctx.chosen).sum(ctx.dim, keepdim=ctx.keepdim), None
+        indices = ctx._result[1]   # the tangent of each value is the tangent at its index
+        picked = ta.gather(ctx.dim, indices if ctx.keepdim or not len(ctx.shape) else indices.unsqueeze(ctx.dim))
+        return (picked if ctx.keepdim or not len(ctx.shape) else picked.squeeze(ctx.dim)), None
 
 
 class MaxDim(_ExtremeDim):
@@ -169,3 +182,40 @@ class MaxDim(_ExtremeDim):
 class MinDim(_ExtremeDim):
     node_name = "MinBackward0"
     reduce = staticmethod(torch.min)
+
+
+class Norm(Function):
+    """The p-norm (sum |a|^p)^(1/p), of all elements or along `dim`.
+
+    d/da = a |a|^(p-2) / norm^(p-1): a / norm for p = 2, sign(a) for p = 1; 0 where the norm is 0.
+    """
+
+    node_name = "LinalgVectorNormBackward0"
+    saved_names = ("self", "result")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, p, dim, keepdim):
+        result = torch.linalg.vector_norm(a, p, dim, keepdim)
+        ctx.p, ctx.dims, ctx.keepdim = p, (None if dim is None else _dims(dim)), keepdim
+        ctx.save_for_backward(a, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, norm = ctx.saved_tensors
+        if ctx.dims is not None:
+            grad = _restore_dims(grad, ctx.dims, a.dim(), ctx.keepdim)
+            norm = _restore_dims(norm, ctx.dims, a.dim(), ctx.keepdim)
+        p, zero = ctx.p, norm.data == 0
+        if p == 0:   # a count of nonzeros: flat, and torch sends no gradient at all
+            return None, None, None, None
+        if p == 1:
+            return a.sign() * grad, None, None, None
+        if p == 2:
+            return a * (grad / norm).where(~zero, 0.0), None, None, None
+        if p == float("inf"):
+            hits = a.data.abs() == norm.data
+            count = hits.sum() if ctx.dims is None else hits.sum(ctx.dims, keepdim=True)
+            return (a.sign() * (grad / count)).where(hits, 0.0), None, None, None
+        return a * a.abs().pow(p - 2) * (grad / norm.pow(p - 1)).where(~zero, 0.0), None, None, None

@@ -211,6 +211,25 @@ class Expand(Function):
         return ta.expand(ctx._result.shape)
 
 
+class CopyGrad(Function):
+    """`dst.copy_(src)` into a fresh tensor: how a leaf keeps its first gradient under create_graph.
+
+    Its node has an edge to nothing for `dst` (torch's CopyBackwards); `src` gets the gradient.
+    """
+
+    node_name = "CopyBackwards"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, dst, src):
+        ctx.dtype = src.dtype
+        return dst.copy_(src)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, grad.to(ctx.dtype)
+
+
 class ToCopy(Function):
     """A copy on another device or with another dtype; the gradient goes back to the original's."""
 
@@ -460,6 +479,9 @@ def plain_index(item):
 def getitem(a, index):
     """a[index], recorded as torch records it: a view per basic index (Select, Slice, Unsqueeze),
     then one Index node for the tensor indices, if any."""
+    if isinstance(index, list) and any(isinstance(i, (list, tuple, slice, torch.Tensor, function.Variable))
+                                       or i is None or i is Ellipsis for i in index):
+        index = tuple(index)   # as torch (and numpy once): a list holding sequences indexes like a tuple
     if isinstance(index, slice):
         return Slice.apply(a, (index,))                       # a[:] is a Slice even when it takes all
     result, tensor_indices = index_target(a, index)
