@@ -32,11 +32,7 @@ def packed_by(lib, fn, inputs):
     return sorted(seen, key=str)
 
 
-# Ops whose saved tensors still differ from torch's (reported, to be made equal).
-_NOT_YET = {"where", "max_dim", "max_dim_keepdim", "cross_entropy", "cross_entropy_sum"}
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c[0] not in _NOT_YET], ids=lambda c: c[0])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0])
 def test_every_op_packs_what_torch_packs(case):
     """The same number of saved tensors, with the same shapes, dtypes and requires_grad, as torch."""
     _, shapes, fn = case

@@ -240,7 +240,7 @@ class NllLoss(Function):
     """Negative log-likelihood: -w[c]·x[c] for each sample's class c; reduced by the total weight."""
 
     node_name = "NllLossBackward0"
-    saved_names = ("target", "weight", "total_weight")
+    saved_names = ("self", "target", "weight", "total_weight")   # self: torch keeps it, its formula does not need it
     check_gradients = False
     nondifferentiable_args = (1, 2)
 
@@ -250,12 +250,12 @@ class NllLoss(Function):
             raise NotImplementedError("teachgrad's nll_loss takes input of shape (C,) or (N, C)")
         ctx.reduction, ctx.ignore_index, ctx.shape = reduction, ignore_index, input.shape
         output, total_weight = torch.ops.aten.nll_loss_forward(input, target, weight, _REDUCTIONS[reduction], ignore_index)
-        ctx.save_for_backward(target, weight, total_weight)
+        ctx.save_for_backward(input, target, weight, total_weight)
         return output
 
     @staticmethod
     def backward(ctx, grad):
-        target, weight, total_weight = (None if t is None else t.data for t in ctx.saved_tensors)
+        _, target, weight, total_weight = (None if t is None else t.data for t in ctx.saved_tensors)
         valid = target != ctx.ignore_index
         safe_target = target.where(valid, 0)
         class_dim = len(ctx.shape) - 1
