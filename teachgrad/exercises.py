@@ -793,8 +793,10 @@ def check_safe_sqrt(safe_sqrt: Callable, hint: int = 1) -> Verdict:
              "at x <= 0), then pick with a second where() as before.")
     call = "check_safe_sqrt(safe_sqrt, hint=2)"
     points = [0.0, -1.0, 0.25, 4.0]
-    expected_value = torch.tensor([0.0, 0.0, 0.5, 2.0], dtype=torch.float64)
-    expected_grad = torch.tensor([0.0, 0.0, 1.0, 0.25], dtype=torch.float64)
+    x_t = torch.tensor(points, dtype=torch.float64)
+    positive = x_t > 0
+    expected_value = torch.where(positive, x_t.clamp(min=1e-300).sqrt(), 0.0)      # sqrt where x > 0, else 0
+    expected_grad = torch.where(positive, 0.5 / x_t.clamp(min=1e-300).sqrt(), 0.0)  # its slope, 0 elsewhere
     for lib in (tg, torch):
         x = lib.tensor(points, dtype=lib.float64, requires_grad=True)
         try:
