@@ -138,14 +138,16 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
     return tuple(result)
 
 
-def _default_v(v, values, fn_name, what):
-    """v as a tuple checked against `values`, or None when `values` is one single-element tensor."""
-    if v is not None:
-        _, v = _as_tuple(v, "v", fn_name)
-        return v
-    if len(values) != 1 or values[0].numel() != 1:
-        raise RuntimeError(f"The vector v can only be None if {what} a single Tensor with a single element.")
-    return None
+def _default_v(v, values, values_tuple, create_graph, fn_name, what):
+    """v as a tuple, prepared and checked against `values`; None when `values` is one single-element tensor."""
+    if v is None:
+        if len(values) != 1 or values[0].numel() != 1:
+            raise RuntimeError(f"The vector v can only be None if {what} a single Tensor with a single element.")
+        return None
+    _, v = _as_tuple(v, "v", fn_name)
+    v = _prepare(v, create_graph, need_graph=False)
+    _check_v(v, values, values_tuple)
+    return v
 
 
 # --- products ---------------------------------------------------------------------------------
@@ -157,10 +159,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         inputs = _prepare(inputs, create_graph, need_graph=True)
         outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "vjp")
         _check_requires_grad(outputs, "outputs", strict)
-        v = _default_v(v, outputs, "vjp", "the user-provided function returns")
-        if v is not None:
-            v = _prepare(v, create_graph, need_graph=False)
-            _check_v(v, outputs, outputs_tuple)
+        v = _default_v(v, outputs, outputs_tuple, create_graph, "vjp", "the user-provided function returns")
     with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
         grads = _grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
@@ -173,10 +172,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with grad_mode.enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _default_v(v, inputs, "jvp", "the input to the user-provided function is")
-        if v is not None:
-            v = _prepare(v, create_graph, need_graph=False)
-            _check_v(v, inputs, inputs_tuple)
+        v = _default_v(v, inputs, inputs_tuple, create_graph, "jvp", "the input to the user-provided function is")
         outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
         _check_requires_grad(outputs, "outputs", strict)
         u = tuple(Variable(torch.zeros_like(o.data), requires_grad=True) for o in outputs)
@@ -327,10 +323,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with grad_mode.enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
         inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _default_v(v, inputs, "vhp", "the input to the user-provided function is")
-        if v is not None:
-            v = _prepare(v, create_graph, need_graph=False)
-            _check_v(v, inputs, inputs_tuple)
+        v = _default_v(v, inputs, inputs_tuple, create_graph, "vhp", "the input to the user-provided function is")
         outputs_tuple, outputs = _scalar_output(func, inputs, "vhp", strict)
         jac = _grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
@@ -346,10 +339,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     with grad_mode.enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
         inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _default_v(v, inputs, "hvp", "the input to the user-provided function is")
-        if v is not None:
-            v = _prepare(v, create_graph, need_graph=False)
-            _check_v(v, inputs, inputs_tuple)
+        v = _default_v(v, inputs, inputs_tuple, create_graph, "hvp", "the input to the user-provided function is")
         outputs_tuple, outputs = _scalar_output(func, inputs, "hvp", strict)
         jac = _grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
