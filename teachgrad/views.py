@@ -60,11 +60,10 @@ def mark_view(output, source, step, multi_output=False):
 def replay(chain, x):
     """Apply the view ops of `chain` to `x`: plain tensors run the kernels, Variables record nodes."""
     from .variable import Variable
+    if not isinstance(x, Variable):
+        return _forward_steps(chain, x)[0]
     for cls, args in chain:
-        if isinstance(x, Variable):
-            x = cls.apply(x, *args)
-        else:
-            x = cls.forward(cls._backward_cls(), x, *args)
+        x = cls.apply(x, *args)
     return x
 
 
@@ -145,19 +144,19 @@ def regenerate_grad_fn(view):
         return
     check_rebase(view, indirect=True)
     node = _node(AsStrided, (base._edge(),), (True,), (_meta(base),))
-    node.chain, node.steps = info.chain, _forward_steps(info.chain, base.data)
+    node.chain, node.steps = info.chain, _forward_steps(info.chain, base.data)[1]
     info.version = view.data._version
     view._set_history(node, 0)
 
 
 def _forward_steps(chain, data):
-    """Run each view op of `chain` forward once to fill the ctx its backward needs."""
+    """Run each view op of `chain` forward on plain tensors: the view, and the ctx each backward needs."""
     steps = []
     for cls, args in chain:
         ctx = cls._backward_cls()
         data = cls.forward(ctx, data, *args)
         steps.append(ctx)
-    return steps
+    return data, steps
 
 
 # --- torch's refusals -------------------------------------------------------------------------
