@@ -13,6 +13,7 @@ Two ways to do it, as in torch:
 - reentrant (`use_reentrant=True`): the segment is one Function whose forward runs without
   recording and whose backward runs it again with recording on and calls backward on that.
 """
+import contextlib
 import warnings
 
 import torch
@@ -247,21 +248,14 @@ class _RngState:
         self.cuda = [torch.cuda.get_rng_state(i) for i in self.cuda_devices]
 
 
-class _restored:
+@contextlib.contextmanager
+def _restored(rng):
     """Run a block with the random state of `rng` (None: leave it alone), then put the state back."""
-
-    def __init__(self, rng):
-        self.rng = rng
-
-    def __enter__(self):
-        if self.rng is None:
-            return
-        self.fork = torch.random.fork_rng(devices=self.rng.cuda_devices)
-        self.fork.__enter__()
-        torch.set_rng_state(self.rng.cpu)
-        for device, state in zip(self.rng.cuda_devices, self.rng.cuda):
+    if rng is None:
+        yield
+        return
+    with torch.random.fork_rng(devices=rng.cuda_devices):
+        torch.set_rng_state(rng.cpu)
+        for device, state in zip(rng.cuda_devices, rng.cuda):
             torch.cuda.set_rng_state(state, device)
-
-    def __exit__(self, *exc):
-        if self.rng is not None:
-            self.fork.__exit__(*exc)
+        yield
