@@ -1,64 +1,100 @@
 #!/usr/bin/env python
 """How much teachgrad's Python engine costs next to torch.autograd's C++ one.
 
-    make bench
+    make bench            (python benchmarks/bench.py --quick: fewer rounds)
 
-1. A training step (forward and backward) of a 4-layer MLP at several widths: teachgrad's time
-   divided by torch's. Both run the same torch kernels; the difference is graph bookkeeping.
-2. A long chain y = y * 1.0 (forward and backward): time per node at 1e3, 1e4 and 1e5 nodes,
-   for both. Flat per-node time means the engine does no more than linear work.
+Both libraries run the same torch kernels; what differs is the graph bookkeeping. Each case
+is timed in interleaved rounds (teachgrad, torch, teachgrad, torch, ...), each round enough
+steps for about 20 ms, after a warm-up; the figure is the median of the per-round ratios, so a
+burst of other work on the machine spoils a round or two, not the result.
+
+1. A training step of a 4-layer MLP (`h @ W + b`, relu, mean squared error): forward, backward.
+2. The same with `F.linear` and binary cross-entropy with logits.
+3. A long chain `y = y * 1.0`, forward and backward: time per node at 1e3, 1e4 and 1e5 nodes.
+   Flat per-node time means the engine does no more than linear work.
 """
 import argparse
-import gc
+import platform
+import statistics
 import time
 
 import torch
 
 import teachgrad as tg
 
+WIDTHS = {4: 16, 16: 32, 64: 64, 256: 128, 1024: 256}   # width: batch
+ROUND_SECONDS = 0.02
 
-def timed(fn, repeats, warmup=3):
-    """The best of `repeats` runs: the least disturbed by other work on the machine."""
+
+def timed_round(fn, steps):
+    start = time.perf_counter()
+    for _ in range(steps):
+        fn()
+    return (time.perf_counter() - start) / steps
+
+
+def compare(ours, theirs, rounds, warmup=3):
+    """Median seconds per step of each, and the median of the per-round ratios (ours / theirs)."""
     for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        ours()
+        theirs()
+    step = timed_round(theirs, 1)
+    steps = max(1, round(ROUND_SECONDS / step))
+    ours_times, theirs_times, ratios = [], [], []
+    for _ in range(rounds):
+        a = timed_round(ours, steps)
+        b = timed_round(theirs, steps)
+        ours_times.append(a)
+        theirs_times.append(b)
+        ratios.append(a / b)
+    return statistics.median(ours_times), statistics.median(theirs_times), statistics.median(ratios)
 
 
-def mlp_step(lib, F, params, x, y):
+def leaf(lib, data, requires_grad=False):
+    return tg.Variable(data, requires_grad=requires_grad) if lib is tg else data.requires_grad_(requires_grad)
+
+
+def make_mlp(lib, width, batch, seed=0):
+    """Four layers width -> width -> width -> width -> 1, weights stored (in, out) for `h @ W + b`."""
+    gen = torch.Generator().manual_seed(seed)
+    sizes = [width] * 4 + [1]
+    params = [(leaf(lib, torch.randn(n_in, n_out, generator=gen) / n_in ** 0.5, True),
+               leaf(lib, torch.zeros(n_out), True))
+              for n_in, n_out in zip(sizes, sizes[1:])]
+    x = leaf(lib, torch.randn(batch, width, generator=gen))
+    y = leaf(lib, (torch.rand(batch, 1, generator=gen) > 0.5).float())
+    return params, x, y
+
+
+def mse_step(lib, params, x, y):
     def step():
         h = x
         for i, (w, b) in enumerate(params):
-            h = F.linear(h, w, b)
+            h = h @ w + b
             if i < len(params) - 1:
                 h = h.relu()
-        loss = F.binary_cross_entropy_with_logits(h, y)
+        loss = ((h - y) ** 2).mean()
         for w, b in params:
             w.grad = b.grad = None
         loss.backward()
     return step
 
 
-def make_mlp(lib, width, batch, seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    sizes = [width] * 4 + [1]
-    params = []
-    for n_in, n_out in zip(sizes, sizes[1:]):
-        w = torch.randn(n_out, n_in, generator=gen) / n_in ** 0.5
-        b = torch.zeros(n_out)
-        params.append((leaf(lib, w, True), leaf(lib, b, True)))
-    x = leaf(lib, torch.randn(batch, width, generator=gen), False)
-    y = leaf(lib, (torch.rand(batch, 1, generator=gen) > 0.5).float(), False)
-    return params, x, y
+def linear_bce_step(lib, params, x, y):
+    F = lib.nn.functional
+    transposed = [(leaf(lib, w.detach().t().contiguous(), True), b) for w, b in params]   # F.linear takes (out, in)
 
-
-def leaf(lib, data, requires_grad):
-    return tg.Variable(data, requires_grad=requires_grad) if lib is tg else data.requires_grad_(requires_grad)
+    def step():
+        h = x
+        for i, (w, b) in enumerate(transposed):
+            h = F.linear(h, w, b)
+            if i < len(transposed) - 1:
+                h = h.relu()
+        loss = F.binary_cross_entropy_with_logits(h, y)
+        for w, b in transposed:
+            w.grad = b.grad = None
+        loss.backward()
+    return step
 
 
 def chain(lib, n):
@@ -71,28 +107,34 @@ def chain(lib, n):
     return run
 
 
+def mlp_table(title, make_step, rounds):
+    print(title)
+    print(f"{'width':>6} {'batch':>6} {'teachgrad µs':>13} {'torch µs':>9} {'ratio':>6}")
+    for width, batch in WIDTHS.items():
+        ours, theirs, ratio = compare(make_step(tg, *make_mlp(tg, width, batch)),
+                                      make_step(torch, *make_mlp(torch, width, batch)), rounds)
+        print(f"{width:>6} {batch:>6} {ours * 1e6:>13.0f} {theirs * 1e6:>9.0f} {ratio:>6.2f}", flush=True)
+    print()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (a rough look, not figures to quote)")
+    parser.add_argument("--threads", type=int, default=1, help="torch's intra-op threads (default 1)")
     args = parser.parse_args()
-    torch.set_num_threads(1)
-    repeats = 5 if args.quick else 20
+    torch.set_num_threads(args.threads)
+    rounds = 5 if args.quick else 21
 
-    print(f"torch {torch.__version__}, 1 thread, best of {repeats} runs\n")
-    print("MLP training step (4 layers, batch 64): forward + backward")
-    print(f"{'width':>6} {'teachgrad ms':>13} {'torch ms':>9} {'ratio':>6}")
-    for width in (4, 16, 64, 256, 1024):
-        ours = timed(mlp_step(tg, tg.nn.functional, *make_mlp(tg, width, 64)), repeats)
-        theirs = timed(mlp_step(torch, torch.nn.functional, *make_mlp(torch, width, 64)), repeats)
-        print(f"{width:>6} {ours * 1e3:>13.3f} {theirs * 1e3:>9.3f} {ours / theirs:>6.2f}")
+    print(f"teachgrad {tg.__version__}, torch {torch.__version__}, Python {platform.python_version()}, "
+          f"{torch.get_num_threads()} torch thread(s); median of {rounds} interleaved rounds of ~20 ms\n")
+    mlp_table("MLP training step (4 layers, h @ W + b, relu, mean squared error)", mse_step, rounds)
+    mlp_table("MLP training step (4 layers, F.linear, relu, BCE with logits)", linear_bce_step, rounds)
 
-    print("\nChain y = y * 1.0, forward + backward: time per node")
+    print("Chain y = y * 1.0, forward + backward: time per node")
     print(f"{'nodes':>7} {'teachgrad µs':>13} {'torch µs':>9} {'ratio':>6}")
     for n in (1_000, 10_000, 100_000):
-        reps = max(3, repeats // (n // 1000)) if n > 1000 else repeats
-        ours = timed(chain(tg, n), reps, warmup=1)
-        theirs = timed(chain(torch, n), reps, warmup=1)
-        print(f"{n:>7} {ours / n * 1e6:>13.2f} {theirs / n * 1e6:>9.2f} {ours / theirs:>6.2f}")
+        ours, theirs, ratio = compare(chain(tg, n), chain(torch, n), max(3, rounds * 1000 // n + 2), warmup=1)
+        print(f"{n:>7} {ours / n * 1e6:>13.2f} {theirs / n * 1e6:>9.2f} {ratio:>6.2f}", flush=True)
 
 
 if __name__ == "__main__":
