@@ -263,7 +263,8 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
 
     recorders = getattr(_local, "recorders", None) or ()
     check_nan = anomaly_mode._enabled and anomaly_mode._check_nan
-    owned = set()  # ids of buffered gradients that a built-in op computed and nobody else holds
+    owned = set()   # AccumulateGrad nodes whose buffered gradient nobody else holds (no copy needed)
+    may_own = not (create_graph or recorders)   # else a gradient may be recorded, or held by the graph
     dependencies = _count_dependencies(buffers)
     ready = [(-node._sequence_nr, n, node) for n, node in enumerate(buffers)
              if node not in dependencies and (execute is None or node in execute)]
@@ -274,14 +275,13 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
         while ready:
             node = heapq.heappop(ready)[2]
             grad_outputs = buffers.pop(node)
-            ours = _owned_flags(owned, grad_outputs)
             if node in captures:
                 _capture(node, grad_outputs, captures[node], captured, node in needed, create_graph)
                 if node not in needed:
                     continue   # caught, and nothing below it is asked for
 
             try:
-                grad_outputs, grad_inputs = _call_function(node, grad_outputs, create_graph, ours)
+                grad_outputs, grad_inputs = _call_function(node, grad_outputs, create_graph, node in owned)
                 if not retain_graph:
                     node._release()
                 if check_nan:
@@ -293,7 +293,6 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
             for steps in recorders:
                 steps.append(Step(node, _plain(grad_outputs), _plain(grad_inputs)))
 
-            fresh = () if create_graph or recorders else _fresh(node, grad_outputs, grad_inputs)
             for (next_node, input_nr), g in zip(node.next_functions, grad_inputs):
                 if next_node is None or (execute is not None and next_node not in execute):
                     continue
@@ -303,13 +302,11 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
                 if g is not None:
                     if buffer[input_nr] is None:
                         buffer[input_nr] = g
-                        if id(g) in fresh:
-                            owned.add(id(g))
                     else:
-                        owned.discard(id(buffer[input_nr]))
                         buffer[input_nr] = buffer[input_nr] + g
-                        if not create_graph:
-                            owned.add(id(buffer[input_nr]))
+                    if type(next_node) is AccumulateGrad:
+                        _track_owner(owned, next_node, (buffer[input_nr] is not g and not create_graph)
+                                     or (may_own and _fresh(node, g, grad_outputs, grad_inputs)))
                 left = dependencies[next_node] - 1
                 dependencies[next_node] = left
                 if left == 0:
@@ -327,25 +324,25 @@ def _capture(node, grad_outputs, where, captured, runs, create_graph):
         captured[k] = grad_outputs[output_nr]
 
 
-def _owned_flags(owned, grad_outputs):
-    """Which of the arriving gradients nobody else holds (None when none is)."""
-    if not owned:
-        return None
-    ours = [id(g) in owned for g in grad_outputs]
-    owned.difference_update(id(g) for g in grad_outputs)
-    return ours
+def _track_owner(owned, accumulator, ours):
+    """Remember whether the gradient waiting at a leaf's AccumulateGrad is one nobody else holds
+    (a sum the engine made, or a fresh result of a built-in backward): then `.grad` can keep it uncopied."""
+    if ours:
+        owned.add(accumulator)
+    else:
+        owned.discard(accumulator)
 
 
-def _call_function(node, grad_outputs, create_graph, ours):
+def _call_function(node, grad_outputs, create_graph, owned):
     """Run one node as torch's engine does; return the gradients it got (after its hooks) and one per edge."""
     hooked = node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks
     if hooked:
         grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
         grad_outputs = _call_pre_hooks(node, grad_outputs, create_graph)
-    if isinstance(node, AccumulateGrad):
+    if type(node) is AccumulateGrad:
         if grad_outputs[0] is not None:
-            node.apply(grad_outputs[0], owned=bool(ours and ours[0]) and not hooked)
-        grad_inputs = []
+            node.apply(grad_outputs[0], owned=owned and not hooked)
+        grad_inputs = ()
     else:
         grad_inputs = _call_node(node, grad_outputs)
     if node._post_hooks:
@@ -353,22 +350,21 @@ def _call_function(node, grad_outputs, create_graph, ours):
     return grad_outputs, grad_inputs
 
 
-def _fresh(node, grad_outputs, grad_inputs):
-    """Ids of the gradients a built-in node has just computed: new tensors, each sent on one edge.
+def _fresh(node, g, grad_outputs, grad_inputs):
+    """Whether a built-in node has just computed `g`: a new tensor, sent on this one edge only.
 
     Not fresh: a gradient passed through unchanged (Add's), a view (T's), one sent twice, or any
     that a user's code could hold (a custom Function's, one a hook has seen).
     """
-    if isinstance(node, AccumulateGrad) or node._forward_cls.check_gradients or node._post_hooks:
-        return ()
-    arrived = {id(g) for g in grad_outputs}
-    ids = [id(g) for g in grad_inputs if g is not None and g._base is None]
-    return {i for i in ids if i not in arrived and ids.count(i) == 1}
+    if node._forward_cls.check_gradients or node._post_hooks or g._base is not None:
+        return False
+    return (not any(g is arrived for arrived in grad_outputs)
+            and sum(g is sent for sent in grad_inputs) == 1)
 
 
 def _call_node(node, grad_outputs):
     """Run one node's backward and return one gradient per edge, each fitted to its input."""
-    if all(g is None for g in grad_outputs):   # (list.count would compare tensors with ==)
+    if grad_outputs[0] is None and all(g is None for g in grad_outputs):   # (list.count would compare with ==)
         return [None] * len(node.next_functions)
     if node._num_outputs > 1 and node.materialize_grads:
         grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
@@ -379,7 +375,8 @@ def _call_node(node, grad_outputs):
         grads = _checked_user_gradients(node, grads)
     elif len(grads) != len(node.needs_input_grad):
         raise RuntimeError(_wrong_number_message(node, len(grads)))
-    grad_inputs = [grads[i] for i in node._input_slots]
+    slots = node._input_slots
+    grad_inputs = list(grads) if len(slots) == len(grads) else [grads[i] for i in slots]
     _fit_to_inputs(node, grad_inputs)
     return grad_inputs
 
@@ -409,17 +406,20 @@ def _checked_user_gradients(node, grads):
 
 def _fit_to_inputs(node, grad_inputs):
     """Make each gradient look like its input, as torch's engine does for every node (validate_outputs)."""
-    for k, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):
-        if g is None or meta is None:
-            continue
-        shape, dtype, device = meta
-        if g.shape != shape:
-            g = _fit_shape(g, shape, lambda message: f"Function {node.name()} returned an {message}", k)
-        if g.dtype is not dtype:
-            g = _fit_dtype(g, dtype)
-        if g.device != device:
-            g = _fit_device(g, device, lambda message: f"Function {node.name()} returned an {message}", k)
-        grad_inputs[k] = g
+    for k, meta in enumerate(node._input_meta):
+        g = grad_inputs[k]
+        if g is not None and meta is not None and (g.shape != meta[0] or g.dtype is not meta[1] or g.device != meta[2]):
+            grad_inputs[k] = _fitted(node, k, g, meta)
+
+
+def _fitted(node, k, g, meta):
+    """A gradient that does not match its input (shape, dtype, device): summed, cast, moved, or refused."""
+    shape, dtype, device = meta
+    message = lambda text: f"Function {node.name()} returned an {text}"   # noqa: E731
+    if g.shape != shape:
+        g = _fit_shape(g, shape, message, k)
+    g = _fit_dtype(g, dtype)
+    return _fit_device(g, device, message, k)
 
 
 def _fit_shape(g, shape, message, k):

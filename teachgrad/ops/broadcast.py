@@ -25,4 +25,20 @@ def unbroadcast(grad, shape):
         return None
     if grad.shape == shape:
         return grad
-    return grad.sum_to_size(shape)
+    if isinstance(grad, torch.Tensor):
+        return sum_to(grad, shape)
+    return grad.sum_to_size(shape)   # a Variable (create_graph): recorded as torch records it
+
+
+def sum_to(grad, shape):
+    """torch's at::sum_to on a plain tensor: one sum over the leading dimensions and the stretched ones.
+
+    (The same kernel `sum_to_size` runs, without its argument parsing: it is on every broadcast backward.)
+    """
+    lead = grad.dim() - len(shape)
+    sizes = grad.shape
+    stretched = [lead + i for i, n in enumerate(shape) if n == 1 and sizes[lead + i] != 1]
+    if not stretched:
+        return grad.sum(tuple(range(lead))) if lead > 1 else grad.sum(0)
+    summed = grad.sum(list(range(lead)) + stretched, keepdim=True)
+    return summed.view(shape) if lead else summed
