@@ -275,13 +275,13 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
         while ready:
             node = heapq.heappop(ready)[2]
             grad_outputs = buffers.pop(node)
-            if node in captures:
+            if captures and node in captures:
                 _capture(node, grad_outputs, captures[node], captured, node in needed, create_graph)
                 if node not in needed:
                     continue   # caught, and nothing below it is asked for
 
             try:
-                grad_outputs, grad_inputs = _call_function(node, grad_outputs, create_graph, node in owned)
+                grad_outputs, grad_inputs = _call_function(node, grad_outputs, create_graph, bool(owned) and node in owned)
                 if not retain_graph:
                     node._release()
                 if check_nan:

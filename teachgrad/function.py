@@ -230,8 +230,8 @@ class BackwardNode(Node):
             return self._saved_for_forward or ()
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        as_variable = grad_mode.is_grad_enabled() or forward_ad._current_level >= 0   # tangents need Variables
-        return tuple(None if s is None else s.unpack(self, as_variable) for s in self._saved)
+        as_variable = grad_mode._state.enabled or forward_ad._current_level >= 0   # tangents need Variables
+        return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
     def _saved_tensor(self, index):
         """One saved tensor, as `node._saved_<name>` shows it: None stays None even once freed."""
@@ -376,38 +376,17 @@ class Function:
         if kwargs or cls._has_setup_context:
             args = _bind_arguments(cls, args, kwargs)
         ctx = cls._backward_cls()
-        grad_on = grad_mode._state.enabled and not grad_mode._state.inference
-        raw, edges, slots, needs, metas = [], [], [], [], []
-        for i, arg in enumerate(args):
-            if i in cls.nondifferentiable_args:
-                raw.append(arg.data if isinstance(arg, Variable) else arg)
-                needs.append(False)
-                continue
-            if isinstance(arg, Variable):
-                data = arg.data
-                raw.append(data)
-                wants = grad_on and arg.requires_grad
-                edges.append(arg._edge() if wants else (None, 0))
-                metas.append((data.shape, data.dtype, data.device) if wants else None)
-                slots.append(i)
-                needs.append(wants)
-                continue
-            raw.append(arg)
-            needs.append(False)
-            if (isinstance(arg, torch.Tensor) or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool)))
-                    or (arg is None and cls.none_is_input)):
-                edges.append((None, 0))
-                metas.append(None)
-                slots.append(i)
-        requires_grad = True in needs
-        ctx.needs_input_grad = tuple(needs)
+        state = grad_mode._state
+        grad_on = state.enabled and not state.inference
+        raw, edges, slots, metas = _read_inputs(cls, ctx, args, grad_on)
+        requires_grad = True in ctx.needs_input_grad
 
         if grad_on:  # forward runs on plain tensors with grad mode off, as in torch
-            grad_mode._state.enabled = False
+            state.enabled = False
             try:
                 output = _run_forward(cls, ctx, raw)
             finally:
-                grad_mode._state.enabled = True
+                state.enabled = True
         else:
             output = _run_forward(cls, ctx, raw)
 
@@ -422,8 +401,8 @@ class Function:
                 forward_ad.propagate(cls, ctx, args, raw, result)
             return result
 
-        ctx.next_functions = tuple(edges)
-        ctx._input_slots = tuple(slots)
+        ctx.next_functions = edges
+        ctx._input_slots = slots
         ctx._input_meta = metas   # what each gradient is fitted to: (shape, dtype, device) of its input
         ctx._sequence_nr = next(_sequence_nr)
         if anomaly_mode._enabled:
@@ -444,6 +423,42 @@ class Function:
         if forward_ad._current_level >= 0:
             forward_ad.propagate(cls, ctx, args, raw, result)
         return result
+
+
+_NO_EDGE = (None, 0)
+
+
+def _read_inputs(cls, ctx, args, grad_on):
+    """Each argument's data, and for each input (a tensor, or a number some built-ins take as one) its edge
+    and (shape, dtype, device); sets `ctx.needs_input_grad`. Returns (raw, edges, slots, metas)."""
+    raw, edges, slots, needs, metas = [], [], [], [], []
+    skipped = cls.nondifferentiable_args
+    for i, arg in enumerate(args):
+        if skipped and i in skipped:
+            raw.append(arg.data if isinstance(arg, Variable) else arg)
+            needs.append(False)
+        elif isinstance(arg, Variable):
+            data = arg._data
+            raw.append(data)
+            slots.append(i)
+            if grad_on and arg.requires_grad:
+                edges.append(arg._edge())
+                metas.append((data.shape, data.dtype, data.device))
+                needs.append(True)
+            else:
+                edges.append(_NO_EDGE)
+                metas.append(None)
+                needs.append(False)
+        else:
+            raw.append(arg)
+            needs.append(False)
+            if (isinstance(arg, torch.Tensor) or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool)))
+                    or (arg is None and cls.none_is_input)):
+                edges.append(_NO_EDGE)
+                metas.append(None)
+                slots.append(i)
+    ctx.needs_input_grad = tuple(needs)
+    return raw, tuple(edges), tuple(slots), metas
 
 
 def _wrap_outputs(ctx, outputs):
@@ -497,10 +512,12 @@ def _wrap_output(ctx, tensor, output_nr):
         return tensor
     if ctx is None:   # nothing recorded
         return Variable._make(tensor)
-    if tensor.dtype.is_complex:
-        raise RuntimeError(COMPLEX_MESSAGE)
-    differentiable = tensor.dtype.is_floating_point
-    if not differentiable or (ctx._non_differentiable and any(tensor is t for t in ctx._non_differentiable)):
+    dtype = tensor.dtype
+    if not dtype.is_floating_point:
+        if dtype.is_complex:
+            raise RuntimeError(COMPLEX_MESSAGE)
+        return Variable._make(tensor)
+    if ctx._non_differentiable and any(tensor is t for t in ctx._non_differentiable):
         return Variable._make(tensor)
     return Variable._make(tensor, ctx, output_nr)
 
@@ -517,15 +534,26 @@ def _pack_saved(to_save, args, raw, outputs, result):
             raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type {type(tensor).__name__}")
         if tensor.is_inference():
             raise RuntimeError(grad_mode.INFERENCE_SAVED)
-        output_nr = next((i for i, o in enumerate(outputs) if o is tensor), None)
-        source = next((a for a, r in zip(args, raw) if r is tensor), None)
-        saved.append(SavedTensor(tensor, None if output_nr is not None else source, output_nr))
+        output_nr = _position(tensor, outputs)
+        source = None
+        if output_nr is None:
+            k = _position(tensor, raw)
+            source = None if k is None else args[k]
+        saved.append(SavedTensor(tensor, source, output_nr))
         if hooks is not None:
             seen = results[output_nr] if output_nr is not None else source
             if not isinstance(seen, Variable):
                 seen = Variable._make(tensor)
             saved[-1].set_hooks(*hooks, seen)
     return tuple(saved)
+
+
+def _position(tensor, tensors):
+    """Where `tensor` itself (not an equal one) is in `tensors`, or None."""
+    for i, t in enumerate(tensors):
+        if t is tensor:
+            return i
+    return None
 
 
 def _with_history(data, edge):

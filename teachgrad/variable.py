@@ -126,9 +126,9 @@ class Variable:
     @property
     def requires_grad(self):
         """Whether gradients flow to (or through) this Variable."""
-        if self._requires_grad or self.grad_fn is not None:
+        if self._requires_grad or self._grad_fn is not None:
             return True
-        return self._view is not None and self._view.base.requires_grad
+        return self._view is not None and (self.grad_fn is not None or self._view.base.requires_grad)
 
     @property
     def _base(self):
@@ -205,8 +205,9 @@ class Variable:
 
     def _edge(self):
         """Where a gradient for this Variable goes: (node, input_nr)."""
-        if self.grad_fn is not None:
-            return self.grad_fn, self._output_nr
+        node = self._grad_fn if self._view is None else self.grad_fn
+        if node is not None:
+            return node, self._output_nr
         if self._requires_grad:
             return self._grad_accumulator(), 0
         return None, 0
