@@ -409,7 +409,7 @@ class Function:
             ctx._forward_stack = anomaly_mode.forward_stack()
         if isinstance(output, tuple):
             ctx._num_outputs = len(output)
-            ctx._output_meta = tuple(None if o is None else (o.shape, o.dtype, o.device) for o in output)
+            ctx._output_meta = tuple(None if o is None else _meta(o) for o in output)
             result = _wrap_outputs(ctx, output)
             outputs = output
         else:
@@ -426,6 +426,7 @@ class Function:
 
 
 _NO_EDGE = (None, 0)
+_interned = {}   # needs_input_grad and input slots repeat from op to op: one tuple each, shared
 
 
 def _read_inputs(cls, ctx, args, grad_on):
@@ -441,9 +442,10 @@ def _read_inputs(cls, ctx, args, grad_on):
             data = arg._data
             raw.append(data)
             slots.append(i)
-            if grad_on and arg.requires_grad:
-                edges.append(arg._edge())
-                metas.append((data.shape, data.dtype, data.device))
+            edge = _input_edge(arg) if grad_on else None
+            if edge is not None:
+                edges.append(edge)
+                metas.append(_meta(data))
                 needs.append(True)
             else:
                 edges.append(_NO_EDGE)
@@ -457,8 +459,28 @@ def _read_inputs(cls, ctx, args, grad_on):
                 edges.append(_NO_EDGE)
                 metas.append(None)
                 slots.append(i)
-    ctx.needs_input_grad = tuple(needs)
-    return raw, tuple(edges), tuple(slots), metas
+    ctx.needs_input_grad = _intern(tuple(needs))
+    return raw, tuple(edges), _intern(tuple(slots)), tuple(metas)
+
+
+def _input_edge(variable):
+    """Where an input's gradient goes, or None if it does not require grad."""
+    if variable._grad_fn is not None and variable._view is None:   # the common case: an op's output
+        return variable._grad_fn, variable._output_nr
+    return variable._edge() if variable.requires_grad else None
+
+
+def _meta(tensor):
+    """(shape, dtype, device): what a gradient for this tensor must look like.
+
+    The shape is kept as a plain tuple (not a torch.Size): the garbage collector stops tracking a
+    tuple of plain values, so a long graph's metadata does not slow its full collections down.
+    """
+    return tuple(tensor.shape), tensor.dtype, tensor.device
+
+
+def _intern(values):
+    return _interned.setdefault(values, values)
 
 
 def _wrap_outputs(ctx, outputs):
@@ -524,7 +546,6 @@ def _wrap_output(ctx, tensor, output_nr):
 
 def _pack_saved(to_save, args, raw, outputs, result):
     hooks = graph.current_hooks()
-    results = result if isinstance(result, tuple) else (result,)
     saved = []
     for k, tensor in enumerate(to_save):
         if tensor is None:
@@ -541,6 +562,7 @@ def _pack_saved(to_save, args, raw, outputs, result):
             source = None if k is None else args[k]
         saved.append(SavedTensor(tensor, source, output_nr))
         if hooks is not None:
+            results = result if isinstance(result, tuple) else (result,)
             seen = results[output_nr] if output_nr is not None else source
             if not isinstance(seen, Variable):
                 seen = Variable._make(tensor)

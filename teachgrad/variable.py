@@ -224,7 +224,7 @@ class Variable:
 
         A first gradient is copied, so `.grad` shares memory with nothing else, unless `owned`.
         """
-        if grad_mode.is_grad_enabled():
+        if grad_mode._state.enabled:
             new = grad if isinstance(grad, Variable) else Variable._make(grad)
             # a first gradient is copied into a fresh tensor, recorded as torch records it (CopyBackwards)
             self._grad = ops.CopyGrad.apply(torch.empty_like(self.data), new) if self._grad is None else self._grad + new

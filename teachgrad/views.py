@@ -16,7 +16,7 @@ lazily, when the view's `grad_fn` is next read and its version has moved on.
 import re
 
 from . import grad_mode
-from .function import Function, _sequence_nr
+from .function import Function, _meta, _sequence_nr
 
 DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE = "default", "no_grad", "multi_output"
 
@@ -81,10 +81,6 @@ def _node(cls, next_functions, needs_input_grad, input_meta):
     node._input_meta = tuple(input_meta)
     node._sequence_nr = next(_sequence_nr)
     return node
-
-
-def _meta(variable):
-    return variable.shape, variable.dtype, variable.device
 
 
 class CopySlices(Function):

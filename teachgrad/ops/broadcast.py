@@ -3,8 +3,10 @@ import torch
 
 
 def shape_of(x):
-    """The shape of a tensor operand, None for a Python number (it gets no gradient)."""
-    return getattr(x, "shape", None)
+    """The shape of a tensor operand (a plain tuple, as the graph keeps shapes), None for a Python number
+    (it gets no gradient)."""
+    shape = getattr(x, "shape", None)
+    return None if shape is None else tuple(shape)
 
 
 def number_or_none(x):

@@ -169,13 +169,16 @@ class Sigmoid(Function):
         return ta * result * (1 - result)
 
 
+_threshold_backward = torch.ops.aten.threshold_backward.default
+
+
 def threshold_backward(grad, result):
     """grad where result > 0, else 0: a mask, not a product (inf * 0 would be nan).
 
     On plain tensors, torch's own kernel for ReluBackward0 (one pass instead of a compare and a where).
     """
     if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):
-        return torch.ops.aten.threshold_backward(grad, result, 0)
+        return _threshold_backward(grad, result, 0)
     return grad.where(result > 0, 0.0)
 
 
