@@ -434,3 +434,27 @@ def test_backward_steps_in_two_threads():
     for w in workers:
         w.join()
     assert errors == [] and results[0] == results[1] and results[0][0] == 302
+
+
+# --- gradient layout: a matrix stored column by column gets its gradient in the same layout ------
+
+MATRIX_PRODUCTS = {
+    "linear": lambda lib, x, w: lib.nn.functional.linear(x, w, lib.zeros(3, requires_grad=True)),
+    "x @ w.t()": lambda lib, x, w: x @ w.t(),
+    "w.t() as the first operand": lambda lib, x, w: (w.t() @ x.t()).t(),
+    "linear without bias": lambda lib, x, w: lib.nn.functional.linear(x, w),
+}
+
+
+@pytest.mark.parametrize("name", MATRIX_PRODUCTS)
+def test_weight_gradient_has_the_weights_layout(name):
+    """torch's mm backward (mm_mat1/mat2_backward) makes a column-major input's gradient column-major,
+    so F.linear's weight.grad comes back contiguous, like the weight."""
+    def snippet(lib):
+        x = lib.tensor([[1.0, 2.0, 3.0, 4.0, 5.0]] * 4) * lib.arange(4.0).reshape(4, 1)
+        x.requires_grad_()
+        w = lib.tensor([[0.5, -1.0, 2.0, 0.0, 1.5]] * 3) + lib.arange(3.0).reshape(3, 1)
+        w.requires_grad_()
+        MATRIX_PRODUCTS[name](lib, x, w).sum().backward()
+        return w.grad, w.grad.stride(), x.grad, x.grad.stride()
+    same(snippet)

@@ -4,6 +4,28 @@ from .broadcast import unbroadcast
 from .shape import SqueezeDim, Unsqueeze, UnsafeView, reshape
 
 
+def _column_major(matrix):
+    """Whether a matrix is stored column by column (as `weight.t()` in F.linear is)."""
+    rows, stride = matrix.shape[0], matrix.stride()
+    return stride[0] == 1 and stride[1] == rows
+
+
+def _column_major_inputs(ctx, a, b, first=0):
+    """For each factor that needs a gradient, whether it is column-major (torch's mm backward keeps that layout)."""
+    needs = ctx.needs_input_grad
+    return needs[first] and _column_major(a), needs[first + 1] and _column_major(b)
+
+
+def _mm_grad_a(grad, b, column_major):
+    """dA = dC @ Bᵀ, computed as (B @ dCᵀ)ᵀ when A is column-major, so dA is laid out as A (torch's mm_mat1_backward)."""
+    return b.mm(grad.t()).t() if column_major else grad.mm(b.t())
+
+
+def _mm_grad_b(grad, a, column_major):
+    """dB = Aᵀ @ dC, computed as (dCᵀ @ A)ᵀ when B is column-major (torch's mm_mat2_backward)."""
+    return grad.t().mm(a).t() if column_major else a.t().mm(grad)
+
+
 class Mm(Function):
     """Matrix @ matrix."""
 
@@ -14,13 +36,14 @@ class Mm(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
+        ctx.column_major = _column_major_inputs(ctx, a, b)
         return a.mm(b)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        grad_a = grad.mm(b.t()) if ctx.needs_input_grad[0] else None
-        grad_b = a.t().mm(grad) if ctx.needs_input_grad[1] else None
+        grad_a = _mm_grad_a(grad, b, ctx.column_major[0]) if ctx.needs_input_grad[0] else None
+        grad_b = _mm_grad_b(grad, a, ctx.column_major[1]) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
     @staticmethod
@@ -86,16 +109,17 @@ class Addmm(Function):
 
     @staticmethod
     def forward(ctx, bias, a, b):
-        ctx.bias_shape = bias.shape
+        ctx.bias_shape = tuple(bias.shape)
         ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
+        ctx.column_major = _column_major_inputs(ctx, a, b, first=1)
         return bias.addmm(a, b)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         grad_bias = unbroadcast(grad, ctx.bias_shape) if ctx.needs_input_grad[0] else None
-        grad_a = grad.mm(b.t()) if ctx.needs_input_grad[1] else None
-        grad_b = a.t().mm(grad) if ctx.needs_input_grad[2] else None
+        grad_a = _mm_grad_a(grad, b, ctx.column_major[0]) if ctx.needs_input_grad[1] else None
+        grad_b = _mm_grad_b(grad, a, ctx.column_major[1]) if ctx.needs_input_grad[2] else None
         return grad_bias, grad_a, grad_b
 
     @staticmethod
