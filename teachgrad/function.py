@@ -426,7 +426,6 @@ class Function:
 
 
 _NO_EDGE = (None, 0)
-_interned = {}   # needs_input_grad and input slots repeat from op to op: one tuple each, shared
 
 
 def _read_inputs(cls, ctx, args, grad_on):
@@ -459,8 +458,8 @@ def _read_inputs(cls, ctx, args, grad_on):
                 edges.append(_NO_EDGE)
                 metas.append(None)
                 slots.append(i)
-    ctx.needs_input_grad = _intern(tuple(needs))
-    return raw, tuple(edges), _intern(tuple(slots)), tuple(metas)
+    ctx.needs_input_grad = tuple(needs)
+    return raw, tuple(edges), tuple(slots), tuple(metas)
 
 
 def _input_edge(variable):
@@ -477,10 +476,6 @@ def _meta(tensor):
     tuple of plain values, so a long graph's metadata does not slow its full collections down.
     """
     return tuple(tensor.shape), tensor.dtype, tensor.device
-
-
-def _intern(values):
-    return _interned.setdefault(values, values)
 
 
 def _wrap_outputs(ctx, outputs):
