@@ -458,3 +458,13 @@ def test_weight_gradient_has_the_weights_layout(name):
         MATRIX_PRODUCTS[name](lib, x, w).sum().backward()
         return w.grad, w.grad.stride(), x.grad, x.grad.stride()
     same(snippet)
+
+
+@pytest.mark.parametrize("op", ["a - b", "b - a", "a + b", "b + a"])
+def test_a_node_called_directly_gives_none_for_an_input_that_needs_no_gradient(op):
+    """SubBackward0/AddBackward0 compute only the gradients their inputs need, as torch's nodes."""
+    def snippet(lib):
+        a, b = lib.ones(3, requires_grad=True), lib.ones(3)
+        y = eval(op)
+        return y.grad_fn(lib.ones(3) * 2)
+    same(snippet)

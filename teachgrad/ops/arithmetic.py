@@ -22,7 +22,9 @@ class Add(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return unbroadcast(grad, ctx.shapes[0]), unbroadcast(grad, ctx.shapes[1])
+        needs_a, needs_b = ctx.needs_input_grad
+        return (unbroadcast(grad, ctx.shapes[0]) if needs_a else None,
+                unbroadcast(grad, ctx.shapes[1]) if needs_b else None)
 
     @staticmethod
     def jvp(ctx, ta, tb):
@@ -43,7 +45,9 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return unbroadcast(grad, ctx.shapes[0]), unbroadcast(-grad, ctx.shapes[1])
+        needs_a, needs_b = ctx.needs_input_grad
+        return (unbroadcast(grad, ctx.shapes[0]) if needs_a else None,
+                unbroadcast(-grad, ctx.shapes[1]) if needs_b else None)
 
     @staticmethod
     def jvp(ctx, ta, tb):
