@@ -92,7 +92,8 @@ class Dot(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return grad * b, grad * a
+        needs_a, needs_b = ctx.needs_input_grad
+        return grad * b if needs_a else None, grad * a if needs_b else None
 
     @staticmethod
     def jvp(ctx, ta, tb):

@@ -287,6 +287,7 @@ class ClampTensor(Function):
     node_name = "ClampBackward0"
     saved_names = ("self", "min", "max")
     check_gradients = False
+    none_is_input = True   # a bound left out still has its (empty) edge, as torch's Tensor? arguments
 
     @staticmethod
     def forward(ctx, a, min, max):
@@ -297,7 +298,7 @@ class ClampTensor(Function):
     @staticmethod
     def backward(ctx, grad):
         a, low, high = ctx.saved_tensors
-        grad_a = grad.where(_inside(a, low, high), 0.0)
+        grad_a = grad.where(_inside(a, low, high), 0.0) if ctx.needs_input_grad[0] else None
         grad_low = grad_high = None
         if low is not None and ctx.needs_input_grad[1]:
             below = (a < low) if high is None else (a < low) & (low < high)
@@ -385,7 +386,9 @@ class Where(Function):
     def backward(ctx, grad):
         c, = ctx.saved_tensors
         c = c.data   # a mask: the plain tensor
-        return None, unbroadcast(grad.where(c, 0.0), ctx.shapes[0]), unbroadcast(grad.where(~c, 0.0), ctx.shapes[1])
+        needs_a, needs_b = ctx.needs_input_grad[1:]
+        return (None, unbroadcast(grad.where(c, 0.0), ctx.shapes[0]) if needs_a else None,
+                unbroadcast(grad.where(~c, 0.0), ctx.shapes[1]) if needs_b else None)
 
     @staticmethod
     def jvp(ctx, _condition, ta, tb):
