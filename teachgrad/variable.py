@@ -566,8 +566,13 @@ class Variable:
 
     def clamp_min(self, min):
         if isinstance(min, (Variable, torch.Tensor)):
-            return ops.ClampTensor.apply(self, min, None)
+            return ops.ClampMinTensor.apply(self, min, None)
         return ops.ClampMin.apply(self, min, None)
+
+    def clamp_max(self, max):
+        if isinstance(max, (Variable, torch.Tensor)):
+            return ops.ClampMaxTensor.apply(self, None, max)
+        return ops.ClampMax.apply(self, None, max)
 
     def masked_fill(self, mask, value):
         """`value` where `mask` is True, self elsewhere (the gradient flows where the mask is False)."""

@@ -469,3 +469,13 @@ def test_a_node_called_directly_gives_none_for_an_input_that_needs_no_gradient(o
         y = eval(op)
         return y.grad_fn(lib.ones_like(y) * 2), [n is None for n, _ in y.grad_fn.next_functions]
     same(snippet)
+
+
+@pytest.mark.parametrize("op", ["a.clamp_min(b)", "a.clamp_max(b)", "a.clamp_min(2.5)", "a.clamp_max(2.5)",
+                                "a.clamp(min=b)", "a.clamp(max=b)", "a.clamp(max=2.5)"])
+def test_clamp_variants_record_torchs_nodes(op):
+    def snippet(lib):
+        a, b = lib.tensor([1.0, 2.0, 3.0], requires_grad=True), lib.tensor([2.0, 2.0, 2.0], requires_grad=True)
+        y = eval(op)
+        return y.grad_fn.name(), len(y.grad_fn.next_functions), lib.autograd.grad(y.sum(), (a, b), allow_unused=True)
+    same(snippet)

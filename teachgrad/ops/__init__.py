@@ -4,7 +4,7 @@ plain gradients (handed tensors) and records a graph for higher-order ones (hand
 """
 from .arithmetic import Add, Div, DivByNumber, Mul, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub, Sub
 from .linalg import Addmm, Dot, Mm, Mv, matmul
-from .pointwise import (Abs, Clamp, ClampMin, ClampTensor, Cos, Exp, Log, MaskedFill, Maximum, Minimum, Relu, Sigmoid,
+from .pointwise import (Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, Maximum, Minimum, Relu, Sigmoid,
                         Sign, Sin, Sqrt, Tanh, Where)
 from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Norm, Sum, SumDim
 from .shape import (Alias, Cat, Clone, CopyGrad, Diagonal, Expand, Index, Permute, Select, Slice, Split, SplitWithSizes,

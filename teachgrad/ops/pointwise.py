@@ -277,6 +277,12 @@ class ClampMin(Clamp):
     node_name = "ClampMinBackward0"
 
 
+class ClampMax(Clamp):
+    """a.clamp_max(number), as torch records it."""
+
+    node_name = "ClampMaxBackward0"
+
+
 class ClampTensor(Function):
     """a limited to [min, max] given as tensors, which may require grad themselves.
 
@@ -394,6 +400,22 @@ class Where(Function):
     def jvp(ctx, _condition, ta, tb):
         condition = ctx._primals[0]
         return torch.where(condition, 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+
+
+class ClampMinTensor(ClampTensor):
+    """a.clamp_min(tensor): torch records it as a node of its own, with two inputs."""
+
+    node_name = "ClampMinBackward1"
+    saved_names = ("self", "min")
+    none_is_input = False
+
+
+class ClampMaxTensor(ClampTensor):
+    """a.clamp_max(tensor), likewise: the bound is the third argument, with no edge for the missing min."""
+
+    node_name = "ClampMaxBackward1"
+    saved_names = ("self", "max")
+    none_is_input = False
 
 
 class MaskedFill(Function):
