@@ -180,17 +180,19 @@ def _make_grads(outputs, grads, create_graph):
 def _count_dependencies(roots):
     """How many edges lead into each node reachable from the roots."""
     dependencies = {}
-    seen = set(roots)
-    stack = list(seen)
+    stack = list(roots)
     while stack:
         node = stack.pop()
         for next_node, _ in node.next_functions:
             if next_node is None:
                 continue
-            dependencies[next_node] = dependencies.get(next_node, 0) + 1
-            if next_node not in seen:
-                seen.add(next_node)
-                stack.append(next_node)
+            count = dependencies.get(next_node)
+            if count is None:   # reached for the first time: walk on from it (a root was walked already)
+                dependencies[next_node] = 1
+                if next_node not in roots:
+                    stack.append(next_node)
+            else:
+                dependencies[next_node] = count + 1
     return dependencies
 
 
