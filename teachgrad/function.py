@@ -407,6 +407,8 @@ class Function:
         ctx._sequence_nr = next(_sequence_nr)
         if anomaly_mode._enabled:
             ctx._forward_stack = anomaly_mode.forward_stack()
+        if cls.check_gradients:   # a user's Function: an input it returns as it is comes back as a view of it
+            output = _inputs_returned_as_views(ctx, raw, output)
         if isinstance(output, tuple):
             ctx._num_outputs = len(output)
             ctx._output_meta = tuple(None if o is None else _meta(o) for o in output)
@@ -420,6 +422,8 @@ class Function:
             ctx._to_save = ()
         if cls.is_view:
             _mark_views(cls, args, result)
+        elif cls.check_gradients:
+            _mark_custom_views(ctx, args, raw, outputs, result)
         if forward_ad._current_level >= 0:
             forward_ad.propagate(cls, ctx, args, raw, result)
         return result
@@ -524,6 +528,33 @@ def _mark_views(cls, args, result):
         mark_view(result, args[0], (cls, args[1:]))
 
 
+def _inputs_returned_as_views(ctx, raw, output):
+    """torch hands back `input.view_as(input)` for an input a Function returns as it is: a new tensor
+    that shares the input's storage (see _mark_custom_views)."""
+    def fresh(o):
+        if (isinstance(o, torch.Tensor) and _position(o, raw) is not None
+                and _position(o, ctx._non_differentiable) is None):
+            return o.view_as(o)
+        return o
+    return tuple(fresh(o) for o in output) if isinstance(output, tuple) else fresh(output)
+
+
+def _mark_custom_views(ctx, args, raw, outputs, result):
+    """Each recorded output of a user's Function that is a view of an input requiring grad becomes a view
+    that refuses in-place writes, as torch's IN_CUSTOM_FUNCTION (or MULTI_OUTPUT_NODE with several outputs)."""
+    from .views import mark_custom_view
+    results = result if isinstance(result, tuple) else (result,)
+    recorded = [r for r in results if isinstance(r, Variable) and r._grad_fn is ctx]
+    for tensor, variable in zip(outputs, results):
+        base = tensor._base if isinstance(tensor, torch.Tensor) else None
+        if base is None or not any(variable is r for r in recorded):
+            continue
+        for data, arg in zip(raw, args):
+            if isinstance(arg, Variable) and arg.requires_grad and (data is base or data._base is base):
+                mark_custom_view(variable, arg, multi_output=len(recorded) > 1)
+                break
+
+
 def _wrap_output(ctx, tensor, output_nr):
     if not isinstance(tensor, torch.Tensor):
         return tensor
@@ -613,6 +644,7 @@ class DelayedError(Function):
     node_name = "Error"
     qualified_name = "torch::autograd::Error"
     none_is_input = True
+    check_gradients = False   # torch's is a C++ node: the gradients it passes on are not views of anything
 
     @staticmethod
     def forward(ctx, *grads):

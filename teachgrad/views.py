@@ -18,7 +18,8 @@ import re
 from . import grad_mode
 from .function import Function, _meta, _sequence_nr
 
-DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE = "default", "no_grad", "multi_output"
+DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, IN_CUSTOM_FUNCTION = (
+    "default", "no_grad", "multi_output", "in_custom_function")
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 DETACH_VIEW = (
@@ -36,8 +37,8 @@ class ViewInfo:
 
     def __init__(self, base, chain, creation, version):
         self.base = base          # the Variable that owns the storage (never itself a view)
-        self.chain = chain        # ((Function, args), ...): the view ops from base to this view
-        self.creation = creation  # DEFAULT, NO_GRAD_MODE or MULTI_OUTPUT_NODE, as torch's CreationMeta
+        self.chain = chain        # ((Function, args), ...): the view ops from base to this view (None: unknown)
+        self.creation = creation  # DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE or IN_CUSTOM_FUNCTION (torch's CreationMeta)
         self.version = version    # the version counter when grad_fn was last right
 
 
@@ -51,10 +52,21 @@ def mark_view(output, source, step, multi_output=False):
     if info is None:
         base, chain = source, (step,)
     else:
-        base, chain = info.base, info.chain + (step,)
+        base, chain = info.base, None if info.chain is None else info.chain + (step,)
         if creation == DEFAULT:              # a view of a restricted view stays restricted
             creation = info.creation
     output._view = ViewInfo(base, chain, creation, output.data._version)
+
+
+def mark_custom_view(output, source, multi_output):
+    """An output of a user's Function that is a view of an input (or the input returned as it is).
+
+    Writing into it in place is refused, as torch refuses it: autograd would replace the Function's
+    own backward with the view's. (How the view was made is unknown: it has no chain to replay.)
+    """
+    info = source._view
+    creation = MULTI_OUTPUT_NODE if multi_output else IN_CUSTOM_FUNCTION
+    output._view = ViewInfo(source if info is None else info.base, None, creation, output.data._version)
 
 
 def replay(chain, x):
@@ -187,6 +199,11 @@ def check_rebase(view, indirect):
         message += (" This view is the output of a function that returns multiple views. Such functions do not"
                     " allow the output views to be modified inplace. You should replace the inplace operation by an"
                     " out-of-place one.")
+    elif creation == IN_CUSTOM_FUNCTION and node is not None:
+        message += (" This view was created inside a custom Function (or because an input was returned as-is) and the"
+                    " autograd logic to handle view+inplace would override the custom backward associated with the"
+                    " custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by"
+                    " cloning the output of the custom Function.")
     else:
         message += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your"
                     " code by moving both the view and the inplace either both inside the no_grad block (if you"

@@ -601,3 +601,71 @@ def test_gradients_through_copyslices_are_fitted_to_the_base_like_any_node():
 
     ours, theirs = both(run)
     assert close(ours[0], theirs[0]) and close(ours[1], theirs[1])
+
+
+# --- views returned by a custom Function (torch's CreationMeta::IN_CUSTOM_FUNCTION) ---------------
+
+def _custom_functions(lib):
+    class ViewOfInput(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    class InputAsIs(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    class SliceOfSecond(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * 1, y[1:]
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            return grad_a, lib.cat([grad_b[:1] * 0, grad_b])
+
+    return ViewOfInput, InputAsIs, SliceOfSecond
+
+
+CUSTOM_VIEW_PROGRAMS = {
+    "view of the input, written": lambda lib, F, x: F[0].apply(x).mul_(3),
+    "input as-is, written": lambda lib, F, x: F[1].apply(x).add_(1),
+    "view of a leaf input, written": lambda lib, F, x: F[0].apply(lib.ones(3, requires_grad=True)).mul_(2),
+    "second output, a view, written": lambda lib, F, x: F[2].apply(x * 2, x)[1].mul_(2),
+    "a view of the output, written": lambda lib, F, x: F[0].apply(x)[1:].mul_(2),
+    "the base written, then the view read": lambda lib, F, x: (lambda y: (x.mul_(2), y.grad_fn))(F[0].apply(x)),
+}
+
+
+@pytest.mark.parametrize("name", CUSTOM_VIEW_PROGRAMS)
+def test_a_view_a_custom_function_returns_cannot_be_written_in_place(name):
+    """torch refuses: the in-place would override the custom backward (teachgrad once gave a number)."""
+    from tests.twins import same
+
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+        CUSTOM_VIEW_PROGRAMS[name](lib, _custom_functions(lib), x)
+    same(snippet)
+
+
+def test_a_custom_functions_view_outputs_know_their_base():
+    from tests.twins import same
+
+    def snippet(lib):
+        ViewOfInput, InputAsIs, SliceOfSecond = _custom_functions(lib)
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+        a, b, (c, d) = ViewOfInput.apply(x), InputAsIs.apply(x), SliceOfSecond.apply(x, x)
+        out = [(v._is_view(), v._base is x, v is x, v.requires_grad, v.grad_fn.name() if v.grad_fn else None)
+               for v in (a, b, c, d)]
+        (a.sum() + b.sum() + d.sum()).backward()
+        return out, x.grad_fn.name(), a._version, lib.autograd.grad((a * b).sum(), x, allow_unused=True)
+    same(snippet)

@@ -1153,7 +1153,6 @@ def test_detach(torch):
 XFAIL = {
     "test_save_output_nr": "engine: a Function's backward gets plain torch tensors in a first-order pass, so a saved output loses output_nr",
     "test_mark_non_differentiable_mixed": "engine: a Function's backward gets plain torch tensors in a first-order pass, not Variables",
-    "test_naughty_autograd_function_stashing_ctx": "design: ctx is the node, so a ctx the user stashed keeps its saved tensors after the output is deleted (torch frees the node with it)",
 }
 
 ALL = snippets(
