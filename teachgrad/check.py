@@ -5,9 +5,12 @@
     tg.check.agree(ours, theirs, "t")   # asserts value, grad, grad_fn name... equal; prints one line
     tg.check.twin(example)              # runs example(tg) and example(torch) and compares each result
 """
+import warnings
+
 import torch
 
 from . import engine, grad_mode
+from .function import Function
 from .variable import Variable
 
 
@@ -68,26 +71,100 @@ def analytical_jacobian(fn, inputs):
     return jacobians
 
 
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
+              fast_mode=False, masked=None) -> bool:
     """Compare backward's gradients with finite differences; True when every entry agrees.
 
-    Use float64 inputs: in float32 the finite differences themselves are too coarse.
+    Use float64 inputs: in float32 the finite differences themselves are too coarse (a warning says so).
 
         x = tg.randn(3, dtype=torch.float64, requires_grad=True)
         tg.check.gradcheck(lambda x: (x * x).sum(), (x,))   # True
+
+    The options are torch's. Besides the Jacobians, it checks that backward scales with grad_output (a
+    zero grad_output gives zero gradients), gives each input a gradient of its size, dtype and device,
+    handles outputs that get no gradient, and gives the same result twice (within `nondet_tol`).
+    `fast_mode` compares one random projection vᵀJu instead of whole Jacobians; `check_forward_ad`
+    checks forward mode's Jacobian too. (teachgrad has no vmap: the batched checks are not available.)
     """
+    _check_options(check_forward_ad, check_backward_ad, check_batched_grad, check_batched_forward_grad, masked)
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    differentiable = [(i, x) for i, x in enumerate(inputs) if isinstance(x, Variable) and x.requires_grad]
-    if not differentiable:
-        raise ValueError("gradcheck expects at least one input Variable with requires_grad=True")
-    for i, x in differentiable:
+    _check_inputs(inputs)
+    try:
+        if check_backward_ad:
+            _check_backward(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, fast_mode)
+            if check_undefined_grad:
+                _check_undefined_grads(func, inputs)
+        if check_forward_ad:
+            _check_forward(func, inputs, eps, atol, rtol)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def _check_options(check_forward_ad, check_backward_ad, check_batched_grad, check_batched_forward_grad, masked):
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
+    if check_batched_grad or check_batched_forward_grad:
+        raise NotImplementedError("teachgrad has no vmap, so gradcheck cannot check batched gradients "
+                                  "(check_batched_grad / check_batched_forward_grad)")
+    if masked:
+        raise NotImplementedError("teachgrad has no sparse tensors: masked=True does not apply")
+
+
+def _check_inputs(inputs):
+    """torch's checks on the inputs: one must require grad; float64 is advised; no stride-0 dimension."""
+    requiring = False
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, Variable) and x.requires_grad):
+            continue
         if x.dtype != torch.float64:
-            raise ValueError(f"Input #{i} requires gradient and is not a double precision floating point; "
-                             "gradcheck needs float64 inputs (x.double())")
-    numerical = numerical_jacobian(fn, inputs, eps)
-    analytical = analytical_jacobian(fn, inputs)
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+                          "This check will likely fail if all the inputs are not of double precision floating point "
+                          "or complex. ", stacklevel=3)
+        if not all(stride > 0 or size <= 1 for stride, size in zip(x.stride(), x.shape)):
+            raise RuntimeError(f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs that "
+                               "are non-overlapping to be able to compute the numerical gradients correctly. You "
+                               "should call .contiguous on the input before passing it to gradcheck.")
+        requiring = True
+    if not requiring:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of them have requires_grad=True.")
+
+
+def _check_backward(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, fast_mode):
+    if fast_mode:
+        _compare_projections(func, inputs, eps, atol, rtol, nondet_tol)
+    else:
+        analytical = analytical_jacobian(func, inputs)
+        _compare(numerical_jacobian(func, inputs, eps), analytical, inputs, atol, rtol, "")
+        for per_output, per_output_again in zip(analytical, analytical_jacobian(func, inputs)):
+            for a, b in zip(per_output, per_output_again):
+                _check_reentrant(a, b, nondet_tol)
+    _check_backward_scales_with_grad_output(func, inputs, check_grad_dtypes)
+
+
+def _check_reentrant(first, again, nondet_tol):
+    """Backward run twice on the same values must agree (within nondet_tol)."""
+    if first.numel() and (first - again).abs().max() > nondet_tol:
+        raise GradcheckError(
+            "Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
+            "times gives different values, although analytical gradient matches numerical gradient."
+            f"The tolerance for nondeterminism was {nondet_tol}.")
+
+
+def _compare(numerical, analytical, inputs, atol, rtol, mode):
+    """Entry by entry, the two Jacobians of each (output, input) pair; a GradcheckError names the entries that differ."""
+    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Variable) and x.requires_grad]
     problems = []
-    for (i, _), num_per_out, ana_per_out in zip(differentiable, numerical, analytical):
+    for i, num_per_out, ana_per_out in zip(differentiable, numerical, analytical):
         for k, (num, ana) in enumerate(zip(num_per_out, ana_per_out)):
             bad = ~torch.isclose(ana, num, rtol=rtol, atol=atol)
             if bad.any():
@@ -95,37 +172,178 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
                     f"  d output[{k}][{o}] / d input[{i}][{n}]: analytical {ana[n, o].item():.6g}, numerical {num[n, o].item():.6g}"
                     for n, o in bad.nonzero().tolist()[:10]
                 ]
-                problems.append(f"Jacobian mismatch for output {k} with respect to input {i}:\n" + "\n".join(entries))
+                problems.append(f"Jacobian {mode}mismatch for output {k} with respect to input {i}:\n" + "\n".join(entries))
     if problems:
-        if raise_exception:
-            raise GradcheckError("\n".join(problems))
-        return False
-    return True
+        raise GradcheckError("\n".join(problems))
 
 
-def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
-    """Check second derivatives: gradcheck the function that computes fn's gradients with create_graph=True.
+def _compare_projections(func, inputs, eps, atol, rtol, nondet_tol):
+    """fast_mode: for random unit vectors u (per input) and v (per output), vᵀ(Ju) by finite differences
+    along u against (vᵀJ)u from backward, as torch's fast gradcheck does (no whole Jacobian is made)."""
+    generator = torch.Generator().manual_seed(0)
+    vs = [_unit(torch.rand(o.shape, dtype=o.dtype, generator=generator)) for o in _outputs(func, inputs)]
+    problems = []
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, Variable) and x.requires_grad):
+            continue
+        u = _unit(torch.rand(x.shape, dtype=x.dtype, generator=generator))
+        original = x.data.clone()
+        x.data.add_(u, alpha=eps)
+        plus = [o.data.clone() for o in _outputs(func, inputs)]
+        x.data.copy_(original).sub_(u, alpha=eps)
+        minus = [o.data.clone() for o in _outputs(func, inputs)]
+        x.data.copy_(original)
+        for k, (v, p, m) in enumerate(zip(vs, plus, minus)):
+            numerical = ((p - m) / (2 * eps) * v).sum()
+            analytical, again = (_projected_gradient(func, inputs, k, x, v, u) for _ in range(2))
+            if not torch.isclose(analytical, numerical, rtol=rtol, atol=atol):
+                problems.append(f"Jacobian mismatch for output {k} with respect to input {i}:\n  vᵀJu for random unit "
+                                f"vectors u, v (fast mode): analytical {analytical.item():.6g}, "
+                                f"numerical {numerical.item():.6g}")
+            _check_reentrant(analytical, again, nondet_tol)
+    if problems:
+        raise GradcheckError("\n".join(problems))
+
+
+def _projected_gradient(func, inputs, k, x, v, u):
+    """(vᵀJ)u for output k and input x: one backward pass with grad_output v."""
+    out = _outputs(func, inputs)[k]
+    grad = engine.grad(out, x, v, allow_unused=True)[0] if out.requires_grad else None
+    return torch.zeros((), dtype=x.dtype) if grad is None else (grad.data * u).sum()
+
+
+def _unit(t):
+    return t / t.norm() if t.norm() > 0 else t
+
+
+def _check_backward_scales_with_grad_output(func, inputs, check_grad_dtypes):
+    """A zero grad_output must give zero gradients (a backward that forgot to multiply by it fails here);
+    each gradient has its input's dtype, device and size."""
+    differentiable = [x for x in inputs if isinstance(x, Variable) and x.requires_grad]
+    outputs = [o for o in _outputs(func, inputs) if isinstance(o, Variable) and o.requires_grad]
+    if not outputs:
+        return
+    zeros = [torch.zeros_like(o.data) for o in outputs]
+    for g, x in zip(engine.grad(outputs, differentiable, zeros, allow_unused=True), differentiable):
+        if g is None:
+            continue
+        if not g.data.eq(0).all():
+            raise GradcheckError("backward not multiplied by grad_output")
+        if g.dtype != x.dtype:
+            raise GradcheckError("Gradient has dtype mismatch" if check_grad_dtypes else "grad is incorrect type")
+        if g.device != x.device:
+            raise GradcheckError("grad is incorrect device")
+        if g.shape != x.shape:
+            raise GradcheckError("grad is incorrect size")
+
+
+class _UndefinedGrad(Function):
+    """Its output's gradient never reaches its input: what backward sees for an output nobody used."""
+
+    node_name = "UndefinedGradBackward"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+def _check_undefined_grads(func, inputs):
+    """Backward must work when its outputs get no gradient (all of them, or one at a time), giving none or zeros."""
+    differentiable = [x for x in inputs if isinstance(x, Variable) and x.requires_grad]
+
+    def check(outputs):
+        zeros = [torch.zeros_like(o.data) for o in outputs]
+        try:
+            grads = engine.grad(outputs, differentiable, zeros, allow_unused=True)
+        except RuntimeError as error:
+            raise GradcheckError('Expected backward function to handle undefined output grads. Please look at "Notes '
+                                 'about undefined output gradients" in "tools/autograd/derivatives.yaml"') from error
+        if any(g is not None and not g.data.eq(0).all() for g in grads):
+            raise GradcheckError("Expected all input grads to be undefined or zero when all output grads are undefined "
+                                 'or zero. Please look at "Notes about undefined output gradients" in '
+                                 '"tools/autograd/derivatives.yaml"')
+
+    def differentiable_outputs():
+        return [o for o in _outputs(func, inputs) if isinstance(o, Variable) and o.requires_grad]
+
+    check([_UndefinedGrad.apply(o) for o in differentiable_outputs()])
+    count = len(differentiable_outputs())
+    if count > 1:
+        for undefined in range(count):
+            check([_UndefinedGrad.apply(o) if k == undefined else o for k, o in enumerate(differentiable_outputs())])
+
+
+def _check_forward(func, inputs, eps, atol, rtol):
+    """check_forward_ad: forward mode's Jacobian, one column per input element (a one-hot tangent), against
+    finite differences."""
+    from . import forward_ad
+    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Variable) and x.requires_grad]
+    with grad_mode.no_grad():
+        outputs = _outputs(func, inputs)
+    jacobians = []
+    for i in differentiable:
+        x = inputs[i]
+        columns = [torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
+        for n in range(x.numel()):
+            tangent = torch.zeros(x.numel(), dtype=x.dtype, device=x.device)
+            tangent[n] = 1
+            with forward_ad.dual_level():
+                duals = tuple(forward_ad.make_dual(a.detach(), tangent.view(x.shape)) if j == i else a
+                              for j, a in enumerate(inputs))
+                for column, out in zip(columns, _outputs(func, duals)):
+                    tangent_out = forward_ad.unpack_dual(out).tangent
+                    if tangent_out is not None:
+                        column[n] = tangent_out.data.reshape(-1)
+        jacobians.append(columns)
+    _compare(numerical_jacobian(func, inputs, eps), jacobians, inputs, atol, rtol, "computed with forward mode ")
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
+                  check_grad_dtypes=False, check_batched_grad=False, check_fwd_over_rev=False,
+                  check_rev_over_rev=True, fast_mode=False, masked=False) -> bool:
+    """Check second derivatives: gradcheck the function that computes func's gradients with create_graph=True.
 
     That function takes the inputs and the output gradients (random in [-1, 1) unless given, as in
     torch) and returns d(outputs·grad_outputs)/d inputs; both kinds of argument are checked.
     """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    outputs = [o for o in _outputs(fn, inputs) if o.requires_grad]
+    outputs = [o for o in _outputs(func, inputs) if o.requires_grad]
     if grad_outputs is None:
-        grad_outputs = tuple(Variable(torch.empty_like(o.data).uniform_(-1, 1), requires_grad=True) for o in outputs)
+        grad_outputs = tuple(Variable(_random_like(o.data, gen_non_contig_grad_outputs), requires_grad=True)
+                             for o in outputs)
     else:
         grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
     count = len(inputs)
+    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Variable) and x.requires_grad]
 
     def first_derivatives(*args):
-        xs, vs = args[:count], args[count:]
+        # as torch: the inputs that required grad require it again (forward mode hands in detached duals)
+        xs = tuple(x.requires_grad_() if i in differentiable else x for i, x in enumerate(args[:count]))
+        vs = tuple(v.requires_grad_() if isinstance(v, Variable) else v for v in args[count:])
         with grad_mode.enable_grad():   # also while gradcheck's finite differences run without grad
-            outs = [o for o in _outputs(fn, xs) if o.requires_grad]
-            wrt = [x for x in xs if isinstance(x, Variable) and x.requires_grad]
-            grads = engine.grad(outs, wrt, vs, create_graph=True, allow_unused=True)
+            outs = [o for o in _outputs(func, xs) if o.requires_grad]
+            grads = engine.grad(outs, [xs[i] for i in differentiable], vs, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
-    return gradcheck(first_derivatives, inputs + grad_outputs, eps, atol, rtol, raise_exception)
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, fast_mode=fast_mode,
+                     masked=masked)
+
+
+def _random_like(data, non_contiguous):
+    """Uniform in [-1, 1), as torch's default grad_outputs; laid out with gaps when asked for non-contiguous."""
+    if not non_contiguous or data.numel() < 2:
+        return torch.empty_like(data).uniform_(-1, 1)
+    wide = torch.empty(*data.shape[:-1], data.shape[-1] * 2 if data.dim() else 2, dtype=data.dtype, device=data.device)
+    return wide.uniform_(-1, 1)[..., ::2] if data.dim() else wide.uniform_(-1, 1)[0]
 
 
 # --- twin checks against torch ------------------------------------------------------------------
