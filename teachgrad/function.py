@@ -230,7 +230,9 @@ class BackwardNode(Node):
             return self._saved_for_forward or ()
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        as_variable = grad_mode._state.enabled or forward_ad._current_level >= 0   # tangents need Variables
+        # Variables for a user's backward (as torch hands it tensors), higher-order passes and tangents;
+        # the built-in ops compute a first-order backward on the plain tensors
+        as_variable = self._forward_cls.check_gradients or grad_mode._state.enabled or forward_ad._current_level >= 0
         return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
     def _saved_tensor(self, index):
@@ -668,9 +670,8 @@ def once_differentiable(backward):
 
     @functools.wraps(backward)
     def wrapper(ctx, *grad_outputs):
-        plain = tuple(g.data if isinstance(g, Variable) else g for g in grad_outputs)
         with grad_mode.no_grad():
-            grads = backward(ctx, *plain)
+            grads = backward(ctx, *grad_outputs)
         if not grad_mode.is_grad_enabled():
             return grads
         if not any(isinstance(g, Variable) and g.requires_grad for g in grad_outputs):

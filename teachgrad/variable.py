@@ -7,6 +7,7 @@
 `data` is the torch tensor itself; `grad_fn` is the node that made it (None for leaves);
 `grad` is filled in by backward. Every op runs a `Function` from `teachgrad.ops`.
 """
+import functools
 import numbers
 import operator
 import warnings
@@ -14,7 +15,7 @@ import weakref
 
 import torch
 
-from . import engine, forward_ad, function, grad_mode, ops, views
+from . import engine, forward_ad, function, grad_mode, interop, ops, views
 from .function import AccumulateGrad, RemovableHandle
 
 _NON_LEAF_GRAD = (
@@ -389,6 +390,19 @@ class Variable:
         if forward_ad.is_dual(self):
             body += ", tangent=" + repr(forward_ad.tangent_of(self)).replace("\n", "\n" + " " * len("Variable("))
         return f"Variable({body})"
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """torch's own functions accept Variables: see teachgrad.interop."""
+        return interop.handle(func, args, kwargs or {})
+
+    def __getattr__(self, name):
+        """A torch Tensor method teachgrad does not write out (`scatter`, `cumsum`, ...): it runs on the data
+        where nothing needs recording, as torch's own functions do (see teachgrad.interop)."""
+        method = None if name.startswith("_") else getattr(torch.Tensor, name, None)
+        if not callable(method):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return functools.partial(interop.handle_method, method, self)
 
     # --- arithmetic ---
 

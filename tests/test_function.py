@@ -136,7 +136,7 @@ class Double(tg.Function):
     @staticmethod
     @tg.once_differentiable
     def backward(ctx, g):
-        assert isinstance(g, torch.Tensor)
+        assert isinstance(g, tg.Variable) and not tg.is_grad_enabled()   # as torch's: tensors, under no_grad
         return g * 2
 
 

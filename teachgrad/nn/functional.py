@@ -11,9 +11,13 @@ from ..function import Function
 from ..ops.broadcast import unbroadcast
 from ..variable import Variable
 
-relu = _tg.relu
 sigmoid = _tg.sigmoid
 tanh = _tg.tanh
+
+
+def relu(input, inplace=False):
+    """max(input, 0); `inplace=True` writes it into input (`relu_`), as torch's."""
+    return input.relu_() if inplace else _tg.relu(input)
 
 
 def _reduce_grad(grad, reduction, count):

@@ -1150,10 +1150,7 @@ def test_detach(torch):
 
 
 # Still failing: engine = issue 10's engine half; design = a difference teachgrad keeps (see the README).
-XFAIL = {
-    "test_save_output_nr": "engine: a Function's backward gets plain torch tensors in a first-order pass, so a saved output loses output_nr",
-    "test_mark_non_differentiable_mixed": "engine: a Function's backward gets plain torch tensors in a first-order pass, not Variables",
-}
+XFAIL = {}
 
 ALL = snippets(
     test_function, test_once_differentiable, test_function_returns_input, test_function_returns_undefined_tensor,

@@ -1,0 +1,97 @@
+"""torch's own functions called with Variables: `torch.sigmoid(x)`, `torch.cat([t, x])`, `t * x`.
+
+torch asks any argument that is not a tensor but has `__torch_function__` to run the call. Where
+nothing is recorded (grad mode off, as in a custom Function's first-order backward, or no argument
+requiring grad), torch's function runs on the data and its tensors come back as Variables. Where a
+graph must be recorded, the call goes to teachgrad's op of the same name (`torch.cat` -> `tg.cat`,
+`torch.nn.functional.relu` -> `tg.nn.functional.relu`, `t * x` -> `Variable.mul`), and is refused,
+with a TypeError naming the function, when teachgrad has none.
+"""
+import torch
+
+from . import grad_mode
+
+
+def handle(func, args, kwargs):
+    """Run `func(*args, **kwargs)` for arguments that include Variables (see the module's docstring)."""
+    from .variable import Variable
+    if not (grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)):
+        return _wrap(func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable)), Variable)
+    ours, self_first = _teachgrad_version(func, Variable)
+    if ours is None:
+        return _unrecorded(func, getattr(func, "__qualname__", getattr(func, "__name__", repr(func))), args, kwargs)
+    if self_first and not isinstance(args[0], Variable):   # t * x: a plain tensor as self
+        args = (Variable._make(args[0]), *args[1:])
+    return ours(*args, **kwargs)
+
+
+def handle_method(method, variable, *args, **kwargs):
+    """`variable.name(...)` for a torch Tensor method Variable does not define."""
+    from .variable import Variable
+    args = (variable, *args)
+    if not (grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)):
+        return _wrap(method(*_unwrap(args, Variable), **_unwrap(kwargs, Variable)), Variable)
+    return _unrecorded(method, f"Tensor.{method.__name__}", args, kwargs)
+
+
+def _unrecorded(func, name, args, kwargs):
+    """A call teachgrad cannot record: fine when its result cannot carry a gradient (indices, masks, sizes,
+    a new tensor made from scratch), refused when it is a floating-point tensor computed from the inputs."""
+    from .variable import Variable
+    result = func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable))
+    if _has_float_tensor(result) and not name.split(".")[-1].startswith("new_"):
+        raise TypeError(f"{name} was called with a teachgrad Variable that requires grad, and teachgrad has no op of "
+                        "that name to record it: use a teachgrad function or Variable method instead")
+    return _wrap(result, Variable)
+
+
+def _has_float_tensor(value):
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point() or value.is_complex()
+    if isinstance(value, (tuple, list)):
+        return any(_has_float_tensor(v) for v in value)
+    return False
+
+
+def _teachgrad_version(func, Variable):
+    """teachgrad's op of the same name: a Variable method for a Tensor method, else a tg / tg.nn.functional function."""
+    from . import nn
+    import teachgrad
+    name = getattr(func, "__name__", "")
+    qualified = getattr(func, "__qualname__", "")
+    if qualified.startswith(("TensorBase.", "Tensor.")):
+        return getattr(Variable, name, None), True
+    if getattr(func, "__module__", None) in ("torch.nn.functional", "torch._C._nn"):
+        return getattr(nn.functional, name, None), False
+    return getattr(teachgrad, name, None), False
+
+
+def _any_requires_grad(value, Variable):
+    if isinstance(value, Variable):
+        return value.requires_grad
+    if isinstance(value, (tuple, list)):
+        return any(_any_requires_grad(v, Variable) for v in value)
+    if isinstance(value, dict):
+        return any(_any_requires_grad(v, Variable) for v in value.values())
+    return False
+
+
+def _unwrap(value, Variable):
+    if isinstance(value, Variable):
+        return value.data
+    if isinstance(value, (tuple, list)):
+        return type(value)(_unwrap(v, Variable) for v in value)
+    if isinstance(value, dict):
+        return {k: _unwrap(v, Variable) for k, v in value.items()}
+    return value
+
+
+def _wrap(value, Variable):
+    if isinstance(value, torch.Tensor):
+        return Variable._make(value)
+    if isinstance(value, list):
+        return [_wrap(v, Variable) for v in value]
+    if isinstance(value, tuple):
+        wrapped = tuple(_wrap(v, Variable) for v in value)
+        return wrapped if type(value) is tuple else type(value)(wrapped)   # torch.return_types keep their names
+    return value
