@@ -24,6 +24,7 @@ import torch
 
 from . import anomaly_mode, forward_ad, function, grad_mode
 from .function import AccumulateGrad
+from .ops.broadcast import unbroadcast
 
 Step = namedtuple("Step", "node grad_outputs grad_inputs")
 Step.__doc__ = "One node run by the engine: the gradients it received and the ones it sent on its edges."
@@ -434,7 +435,7 @@ def _fit_shape(g, shape, message, k):
     if not _expandable(shape, g.shape):
         raise RuntimeError(message(f"invalid gradient at index {k} - got {list(g.shape)} but expected shape "
                                    f"compatible with {list(shape)}"))
-    return g.sum_to_size(shape)
+    return unbroadcast(g, shape)
 
 
 def _expandable(shape, to):

@@ -479,3 +479,16 @@ def test_clamp_variants_record_torchs_nodes(op):
         y = eval(op)
         return y.grad_fn.name(), len(y.grad_fn.next_functions), lib.autograd.grad(y.sum(), (a, b), allow_unused=True)
     same(snippet)
+
+
+@pytest.mark.parametrize("op", ["x + b", "x - b", "x * b", "x / b", "b * x"])
+def test_a_broadcast_gradient_is_summed_by_the_engine_not_the_node(op):
+    """torch's AddBackward0 & co. return the output-shaped gradient; the engine sums it to b's shape."""
+    def snippet(lib):
+        x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        b = lib.tensor([0.5, 2.0, -1.0], requires_grad=True)
+        y = eval(op)
+        direct = y.grad_fn(lib.ones(2, 3))
+        y.sum().backward()
+        return [tuple(g.shape) for g in direct], b.grad
+    same(snippet)

@@ -1,4 +1,8 @@
-"""+ - * / ** and negation, with gradients summed back over broadcast dimensions."""
+"""+ - * / ** and negation.
+
+A gradient for a broadcast input (`b` of shape (3,) in `x + b` with x (4, 3)) comes back here with the
+output's shape; the engine sums it back to the input's shape, as torch's engine does for every node.
+"""
 import math
 
 import torch
@@ -17,14 +21,12 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = shape_of(a), shape_of(b)
         return a + b
 
     @staticmethod
     def backward(ctx, grad):
         needs_a, needs_b = ctx.needs_input_grad
-        return (unbroadcast(grad, ctx.shapes[0]) if needs_a else None,
-                unbroadcast(grad, ctx.shapes[1]) if needs_b else None)
+        return grad if needs_a else None, grad if needs_b else None
 
     @staticmethod
     def jvp(ctx, ta, tb):
@@ -40,14 +42,12 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = shape_of(a), shape_of(b)
         return a - b
 
     @staticmethod
     def backward(ctx, grad):
         needs_a, needs_b = ctx.needs_input_grad
-        return (unbroadcast(grad, ctx.shapes[0]) if needs_a else None,
-                unbroadcast(-grad, ctx.shapes[1]) if needs_b else None)
+        return grad if needs_a else None, -grad if needs_b else None
 
     @staticmethod
     def jvp(ctx, ta, tb):
@@ -83,7 +83,6 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = shape_of(a), shape_of(b)
         ctx.numbers = number_or_none(a), number_or_none(b)
         needs_a, needs_b = ctx.needs_input_grad
         ctx.save_for_backward(a if needs_b and ctx.numbers[0] is None else None,
@@ -95,8 +94,8 @@ class Mul(Function):
         a, b = ctx.saved_tensors
         a = a if ctx.numbers[0] is None else ctx.numbers[0]
         b = b if ctx.numbers[1] is None else ctx.numbers[1]
-        grad_a = unbroadcast(grad * b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
-        grad_b = unbroadcast(grad * a, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        grad_a = grad * b if ctx.needs_input_grad[0] else None
+        grad_b = grad * a if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
     @staticmethod
@@ -115,7 +114,6 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = shape_of(a), shape_of(b)
         ctx.numbers = number_or_none(a), number_or_none(b)
         ctx.save_for_backward(a if ctx.needs_input_grad[1] and ctx.numbers[0] is None else None,
                               b if ctx.numbers[1] is None else None)
@@ -126,8 +124,8 @@ class Div(Function):
         a, b = ctx.saved_tensors
         a = a if ctx.numbers[0] is None else ctx.numbers[0]
         b = b if ctx.numbers[1] is None else ctx.numbers[1]
-        grad_a = unbroadcast(grad / b, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
-        grad_b = unbroadcast(-grad * a / (b * b), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        grad_a = grad / b if ctx.needs_input_grad[0] else None
+        grad_b = -grad * a / (b * b) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
     @staticmethod
