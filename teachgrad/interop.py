@@ -19,7 +19,7 @@ def handle(func, args, kwargs):
         return _wrap(func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable)), Variable)
     ours, self_first = _teachgrad_version(func, Variable)
     if ours is None:
-        return _unrecorded(func, getattr(func, "__qualname__", getattr(func, "__name__", repr(func))), args, kwargs)
+        return _unrecorded(func, args, kwargs)
     if self_first and not isinstance(args[0], Variable):   # t * x: a plain tensor as self
         args = (Variable._make(args[0]), *args[1:])
     return ours(*args, **kwargs)
@@ -27,22 +27,36 @@ def handle(func, args, kwargs):
 
 def handle_method(method, variable, *args, **kwargs):
     """`variable.name(...)` for a torch Tensor method Variable does not define."""
-    from .variable import Variable
-    args = (variable, *args)
-    if not (grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)):
-        return _wrap(method(*_unwrap(args, Variable), **_unwrap(kwargs, Variable)), Variable)
-    return _unrecorded(method, f"Tensor.{method.__name__}", args, kwargs)
+    return handle(method, (variable, *args), kwargs)
 
 
-def _unrecorded(func, name, args, kwargs):
+def _unrecorded(func, args, kwargs):
     """A call teachgrad cannot record: fine when its result cannot carry a gradient (indices, masks, sizes,
     a new tensor made from scratch), refused when it is a floating-point tensor computed from the inputs."""
     from .variable import Variable
     result = func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable))
-    if _has_float_tensor(result) and not name.split(".")[-1].startswith("new_"):
-        raise TypeError(f"{name} was called with a teachgrad Variable that requires grad, and teachgrad has no op of "
-                        "that name to record it: use a teachgrad function or Variable method instead")
+    if _has_float_tensor(result) and not func.__name__.startswith("new_"):
+        raise TypeError(f"{_name(func)} was called with a teachgrad Variable that requires grad, and teachgrad has no "
+                        "op of that name to record it: use a teachgrad function or Variable method instead")
     return _wrap(result, Variable)
+
+
+def _name(func):
+    """The function as the user wrote it: torch.cumsum, Tensor.cumsum, torch.nn.functional.softplus."""
+    name = getattr(func, "__name__", repr(func))
+    if _is_tensor_method(func):
+        return f"Tensor.{name}"
+    if _is_functional(func):
+        return f"torch.nn.functional.{name}"
+    return f"torch.{name}"
+
+
+def _is_tensor_method(func):
+    return getattr(func, "__qualname__", "").startswith(("TensorBase.", "Tensor."))
+
+
+def _is_functional(func):
+    return getattr(func, "__module__", None) in ("torch.nn.functional", "torch._C._nn")
 
 
 def _has_float_tensor(value):
@@ -54,14 +68,14 @@ def _has_float_tensor(value):
 
 
 def _teachgrad_version(func, Variable):
-    """teachgrad's op of the same name: a Variable method for a Tensor method, else a tg / tg.nn.functional function."""
+    """teachgrad's op of the same name: a Variable method for a Tensor method, else a tg / tg.nn.functional function.
+    Returns (op, whether its first argument is the tensor the method was called on)."""
     from . import nn
     import teachgrad
     name = getattr(func, "__name__", "")
-    qualified = getattr(func, "__qualname__", "")
-    if qualified.startswith(("TensorBase.", "Tensor.")):
+    if _is_tensor_method(func):
         return getattr(Variable, name, None), True
-    if getattr(func, "__module__", None) in ("torch.nn.functional", "torch._C._nn"):
+    if _is_functional(func):
         return getattr(nn.functional, name, None), False
     return getattr(teachgrad, name, None), False
 
