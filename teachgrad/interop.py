@@ -25,15 +25,37 @@ def handle(func, args, kwargs):
     return ours(*args, **kwargs)
 
 
-def handle_method(method, variable, *args, **kwargs):
-    """`variable.name(...)` for a torch Tensor method Variable does not define."""
-    return handle(method, (variable, *args), kwargs)
+def add_tensor_methods(cls):
+    """Give `cls` (Variable) each public torch Tensor method it does not define, run through `handle`.
+
+    (Methods, not a `__getattr__`: a class with `__getattr__` makes every attribute read slower.)
+    Methods that touch autograd itself (hooks, grads, backward) are left out: on the data they would
+    do nothing useful, so they stay an AttributeError.
+    """
+    for name in dir(torch.Tensor):
+        method = getattr(torch.Tensor, name, None)
+        if (name.startswith("_") or not callable(method) or hasattr(cls, name)
+                or any(word in name for word in ("grad", "hook", "backward"))):
+            continue
+        setattr(cls, name, _tensor_method(method))
+
+
+def _tensor_method(method):
+    def call(self, *args, **kwargs):
+        return handle(method, (self, *args), kwargs)
+    call.__name__ = call.__qualname__ = method.__name__
+    call.runs_torchs = True
+    call.__doc__ = f"torch.Tensor.{method.__name__} (see teachgrad.interop: recorded only where teachgrad has the op)."
+    return call
 
 
 def _unrecorded(func, args, kwargs):
     """A call teachgrad cannot record: fine when its result cannot carry a gradient (indices, masks, sizes,
     a new tensor made from scratch), refused when it is a floating-point tensor computed from the inputs."""
     from .variable import Variable
+    if func.__name__.endswith("_") and _is_tensor_method(func):   # in place: refused before it writes
+        raise TypeError(f"{_name(func)} was called with a teachgrad Variable that requires grad, and teachgrad has no "
+                        "op of that name to record it: use a teachgrad function or Variable method instead")
     result = func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable))
     if _has_float_tensor(result) and not func.__name__.startswith("new_"):
         raise TypeError(f"{_name(func)} was called with a teachgrad Variable that requires grad, and teachgrad has no "
@@ -74,7 +96,8 @@ def _teachgrad_version(func, Variable):
     import teachgrad
     name = getattr(func, "__name__", "")
     if _is_tensor_method(func):
-        return getattr(Variable, name, None), True
+        method = getattr(Variable, name, None)
+        return (None if getattr(method, "runs_torchs", False) else method), True   # not one add_tensor_methods gave
     if _is_functional(func):
         return getattr(nn.functional, name, None), False
     return getattr(teachgrad, name, None), False

@@ -7,7 +7,6 @@
 `data` is the torch tensor itself; `grad_fn` is the node that made it (None for leaves);
 `grad` is filled in by backward. Every op runs a `Function` from `teachgrad.ops`.
 """
-import functools
 import numbers
 import operator
 import warnings
@@ -396,13 +395,6 @@ class Variable:
         """torch's own functions accept Variables: see teachgrad.interop."""
         return interop.handle(func, args, kwargs or {})
 
-    def __getattr__(self, name):
-        """A torch Tensor method teachgrad does not write out (`scatter`, `cumsum`, ...): it runs on the data
-        where nothing needs recording, as torch's own functions do (see teachgrad.interop)."""
-        method = None if name.startswith("_") else getattr(torch.Tensor, name, None)
-        if not callable(method):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        return functools.partial(interop.handle_method, method, self)
 
     # --- arithmetic ---
 
@@ -918,6 +910,9 @@ class Variable:
             target.index_put_(tensor_indices, value)
         else:
             ops.shape.copy_to(target, value)
+
+
+interop.add_tensor_methods(Variable)   # scatter, cumsum, ...: torch's, run on the data where nothing is recorded
 
 
 def _plain(x):
