@@ -90,5 +90,11 @@ def _as_rest(app, what, name, obj, options, lines):
     lines[:] = out
 
 
+def _skip_torchs_methods(app, what, name, obj, skip, options):
+    """The torch Tensor methods Variable gets from teachgrad.interop are torch's: not listed on the API page."""
+    return True if getattr(obj, "runs_torchs", False) else None
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _as_rest)
+    app.connect("autodoc-skip-member", _skip_torchs_methods)
