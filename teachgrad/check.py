@@ -20,6 +20,15 @@ class GradcheckError(RuntimeError):
 
 # --- gradcheck ----------------------------------------------------------------------------------
 
+def _requires_grad(x):
+    """A Variable that gradients flow to (an input gradcheck checks, an output backward can start from)."""
+    return isinstance(x, Variable) and x.requires_grad
+
+
+def _differentiable(values):
+    return [v for v in values if _requires_grad(v)]
+
+
 def _outputs(fn, inputs):
     out = fn(*inputs)
     return out if isinstance(out, (tuple, list)) else (out,)
@@ -33,7 +42,7 @@ def numerical_jacobian(fn, inputs, eps=1e-6):
     outputs = _outputs(fn, inputs)
     jacobians = []
     for x in inputs:
-        if not (isinstance(x, Variable) and x.requires_grad):
+        if not _requires_grad(x):
             continue
         columns = [torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
         flat = x.data.view(-1)
@@ -52,7 +61,7 @@ def numerical_jacobian(fn, inputs, eps=1e-6):
 
 def analytical_jacobian(fn, inputs):
     """d output / d input from backward: one backward pass per output element."""
-    differentiable = [x for x in inputs if isinstance(x, Variable) and x.requires_grad]
+    differentiable = _differentiable(inputs)
     outputs = _outputs(fn, inputs)
     jacobians = [[torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
                  for x in differentiable]
@@ -123,7 +132,7 @@ def _check_inputs(inputs):
     """torch's checks on the inputs: one must require grad; float64 is advised; no stride-0 dimension."""
     requiring = False
     for i, x in enumerate(inputs):
-        if not (isinstance(x, Variable) and x.requires_grad):
+        if not _requires_grad(x):
             continue
         if x.dtype != torch.float64:
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
@@ -162,7 +171,7 @@ def _check_reentrant(first, again, nondet_tol):
 
 def _compare(numerical, analytical, inputs, atol, rtol, mode):
     """Entry by entry, the two Jacobians of each (output, input) pair; a GradcheckError names the entries that differ."""
-    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Variable) and x.requires_grad]
+    differentiable = [i for i, x in enumerate(inputs) if _requires_grad(x)]
     problems = []
     for i, num_per_out, ana_per_out in zip(differentiable, numerical, analytical):
         for k, (num, ana) in enumerate(zip(num_per_out, ana_per_out)):
@@ -184,7 +193,7 @@ def _compare_projections(func, inputs, eps, atol, rtol, nondet_tol):
     vs = [_unit(torch.rand(o.shape, dtype=o.dtype, generator=generator)) for o in _outputs(func, inputs)]
     problems = []
     for i, x in enumerate(inputs):
-        if not (isinstance(x, Variable) and x.requires_grad):
+        if not _requires_grad(x):
             continue
         u = _unit(torch.rand(x.shape, dtype=x.dtype, generator=generator))
         original = x.data.clone()
@@ -219,8 +228,8 @@ def _unit(t):
 def _check_backward_scales_with_grad_output(func, inputs, check_grad_dtypes):
     """A zero grad_output must give zero gradients (a backward that forgot to multiply by it fails here);
     each gradient has its input's dtype, device and size."""
-    differentiable = [x for x in inputs if isinstance(x, Variable) and x.requires_grad]
-    outputs = [o for o in _outputs(func, inputs) if isinstance(o, Variable) and o.requires_grad]
+    differentiable = _differentiable(inputs)
+    outputs = _differentiable(_outputs(func, inputs))
     if not outputs:
         return
     zeros = [torch.zeros_like(o.data) for o in outputs]
@@ -254,7 +263,7 @@ class _UndefinedGrad(Function):
 
 def _check_undefined_grads(func, inputs):
     """Backward must work when its outputs get no gradient (all of them, or one at a time), giving none or zeros."""
-    differentiable = [x for x in inputs if isinstance(x, Variable) and x.requires_grad]
+    differentiable = _differentiable(inputs)
 
     def check(outputs):
         zeros = [torch.zeros_like(o.data) for o in outputs]
@@ -269,7 +278,7 @@ def _check_undefined_grads(func, inputs):
                                  '"tools/autograd/derivatives.yaml"')
 
     def differentiable_outputs():
-        return [o for o in _outputs(func, inputs) if isinstance(o, Variable) and o.requires_grad]
+        return _differentiable(_outputs(func, inputs))
 
     check([_UndefinedGrad.apply(o) for o in differentiable_outputs()])
     count = len(differentiable_outputs())
@@ -282,7 +291,7 @@ def _check_forward(func, inputs, eps, atol, rtol):
     """check_forward_ad: forward mode's Jacobian, one column per input element (a one-hot tangent), against
     finite differences."""
     from . import forward_ad
-    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Variable) and x.requires_grad]
+    differentiable = [i for i, x in enumerate(inputs) if _requires_grad(x)]
     with grad_mode.no_grad():
         outputs = _outputs(func, inputs)
     jacobians = []
@@ -320,7 +329,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     else:
         grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
     count = len(inputs)
-    differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Variable) and x.requires_grad]
+    differentiable = [i for i, x in enumerate(inputs) if _requires_grad(x)]
 
     def first_derivatives(*args):
         # as torch: the inputs that required grad require it again (forward mode hands in detached duals)

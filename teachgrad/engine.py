@@ -372,15 +372,16 @@ def _call_node(node, grad_outputs):
     if node._num_outputs > 1 and node.materialize_grads:
         grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
     user = node._forward_cls.check_gradients
-    if user and not grad_mode._state.enabled:   # a user's backward gets Variables, as torch's gets tensors
-        grad_outputs = [None if g is None else _as_variable(g) for g in grad_outputs]
+    first_order = not grad_mode._state.enabled
+    if user and first_order:   # a user's backward gets Variables, as torch's gets tensors
+        grad_outputs = [_hook_value(g) for g in grad_outputs]
     grads = node.apply(*grad_outputs)
     if not isinstance(grads, tuple):
         grads = (grads,)
     if user:
         grads = _checked_user_gradients(node, grads)
-        if not grad_mode._state.enabled:
-            grads = tuple(g.data if isinstance(g, function.Variable) else g for g in grads)
+        if first_order:
+            grads = tuple(_unwrap(g, create_graph=False) for g in grads)
     elif len(grads) != len(node.needs_input_grad):
         raise RuntimeError(_wrong_number_message(node, len(grads)))
     slots = node._input_slots
@@ -496,7 +497,7 @@ def _call_post_hooks(node, grad_inputs, grad_outputs, create_graph):
 
 
 def _hook_value(g):
-    """What a hook is handed: a Variable (or None)."""
+    """What a hook (or a user's backward) is handed: a Variable (or None)."""
     return None if g is None else _as_variable(g)
 
 

@@ -546,10 +546,11 @@ def _mark_custom_views(ctx, args, raw, outputs, result):
     that refuses in-place writes, as torch's IN_CUSTOM_FUNCTION (or MULTI_OUTPUT_NODE with several outputs)."""
     from .views import mark_custom_view
     results = result if isinstance(result, tuple) else (result,)
-    recorded = [r for r in results if isinstance(r, Variable) and r._grad_fn is ctx]
-    for tensor, variable in zip(outputs, results):
-        base = tensor._base if isinstance(tensor, torch.Tensor) else None
-        if base is None or not any(variable is r for r in recorded):
+    recorded = [(tensor, variable) for tensor, variable in zip(outputs, results)
+                if isinstance(variable, Variable) and variable._grad_fn is ctx]
+    for tensor, variable in recorded:
+        base = tensor._base
+        if base is None:
             continue
         for data, arg in zip(raw, args):
             if isinstance(arg, Variable) and arg.requires_grad and (data is base or data._base is base):
@@ -567,7 +568,7 @@ def _wrap_output(ctx, tensor, output_nr):
         if dtype.is_complex:
             raise RuntimeError(COMPLEX_MESSAGE)
         return Variable._make(tensor)
-    if ctx._non_differentiable and any(tensor is t for t in ctx._non_differentiable):
+    if ctx._non_differentiable and _position(tensor, ctx._non_differentiable) is not None:
         return Variable._make(tensor)
     return Variable._make(tensor, ctx, output_nr)
 
