@@ -202,9 +202,10 @@ def _compare_projections(func, inputs, eps, atol, rtol, nondet_tol):
         x.data.copy_(original).sub_(u, alpha=eps)
         minus = [o.data.clone() for o in _outputs(func, inputs)]
         x.data.copy_(original)
-        for k, (v, p, m) in enumerate(zip(vs, plus, minus)):
+        outputs = _outputs(func, inputs)   # one forward; backward runs on it twice (the reentrancy check)
+        for k, (out, v, p, m) in enumerate(zip(outputs, vs, plus, minus)):
             numerical = ((p - m) / (2 * eps) * v).sum()
-            analytical, again = (_projected_gradient(func, inputs, k, x, v, u) for _ in range(2))
+            analytical, again = (_projected_gradient(out, x, v, u) for _ in range(2))
             if not torch.isclose(analytical, numerical, rtol=rtol, atol=atol):
                 problems.append(f"Jacobian mismatch for output {k} with respect to input {i}:\n  vᵀJu for random unit "
                                 f"vectors u, v (fast mode): analytical {analytical.item():.6g}, "
@@ -214,10 +215,9 @@ def _compare_projections(func, inputs, eps, atol, rtol, nondet_tol):
         raise GradcheckError("\n".join(problems))
 
 
-def _projected_gradient(func, inputs, k, x, v, u):
-    """(vᵀJ)u for output k and input x: one backward pass with grad_output v."""
-    out = _outputs(func, inputs)[k]
-    grad = engine.grad(out, x, v, allow_unused=True)[0] if out.requires_grad else None
+def _projected_gradient(out, x, v, u):
+    """(vᵀJ)u for one output and input x: one backward pass with grad_output v (the graph is kept)."""
+    grad = engine.grad(out, x, v, retain_graph=True, allow_unused=True)[0] if out.requires_grad else None
     return torch.zeros((), dtype=x.dtype) if grad is None else (grad.data * u).sum()
 
 
@@ -280,10 +280,10 @@ def _check_undefined_grads(func, inputs):
     def differentiable_outputs():
         return _differentiable(_outputs(func, inputs))
 
-    check([_UndefinedGrad.apply(o) for o in differentiable_outputs()])
-    count = len(differentiable_outputs())
-    if count > 1:
-        for undefined in range(count):
+    outputs = differentiable_outputs()
+    check([_UndefinedGrad.apply(o) for o in outputs])
+    if len(outputs) > 1:   # then each one alone, on a fresh graph
+        for undefined in range(len(outputs)):
             check([_UndefinedGrad.apply(o) if k == undefined else o for k, o in enumerate(differentiable_outputs())])
 
 
