@@ -152,6 +152,19 @@ def _default_v(v, values, values_tuple, create_graph, fn_name, what):
 
 # --- products ---------------------------------------------------------------------------------
 
+def _last_backward(of, wrt, v, like, create_graph, strict, stage):
+    """The last backward pass of a product, recorded only under create_graph; a gradient that did not
+    arrive becomes zeros shaped like `like` (or an error with strict)."""
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        return _fill_in_zeros(_grad(of, wrt, v, create_graph=create_graph), like, strict, create_graph, stage)
+
+
+def _results(outputs, outputs_tuple, result, result_tuple, create_graph):
+    """(outputs, result), each detached unless create_graph, and untupled where its input was not a tuple."""
+    return (_untuple(_finish(outputs, create_graph), outputs_tuple),
+            _untuple(_finish(result, create_graph), result_tuple))
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), vᵀ J): the vector-Jacobian product, one backward pass."""
     with grad_mode.enable_grad():
@@ -160,11 +173,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "vjp")
         _check_requires_grad(outputs, "outputs", strict)
         v = _default_v(v, outputs, outputs_tuple, create_graph, "vjp", "the user-provided function returns")
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grads = _grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
-    return (_untuple(_finish(outputs, create_graph), outputs_tuple),
-            _untuple(_finish(result, create_graph), inputs_tuple))
+    result = _last_backward(outputs, inputs, v, inputs, create_graph, strict, "back")
+    return _results(outputs, outputs_tuple, result, inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -178,11 +188,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         u = tuple(Variable(torch.zeros_like(o.data), requires_grad=True) for o in outputs)
         grad_inputs = _grad(outputs, inputs, u, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grads = _grad(grad_inputs, u, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, outputs, strict, create_graph, "back_trick")
-    return (_untuple(_finish(outputs, create_graph), outputs_tuple),
-            _untuple(_finish(result, create_graph), outputs_tuple))
+    result = _last_backward(grad_inputs, u, v, outputs, create_graph, strict, "back_trick")
+    return _results(outputs, outputs_tuple, result, outputs_tuple, create_graph)
 
 
 # --- Jacobians --------------------------------------------------------------------------------
@@ -327,11 +334,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         outputs_tuple, outputs = _scalar_output(func, inputs, "vhp", strict)
         jac = _grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grads = _grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back")
-    return (_untuple(_finish(outputs, create_graph), outputs_tuple),
-            _untuple(_finish(result, create_graph), inputs_tuple))
+    result = _last_backward(jac, inputs, v, inputs, create_graph, strict, "double_back")
+    return _results(outputs, outputs_tuple, result, inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -346,8 +350,5 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         u = tuple(Variable(torch.zeros_like(x.data), requires_grad=True) for x in inputs)
         double_back = _grad(jac, inputs, u, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grads = _grad(double_back, u, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back_trick")
-    return (_untuple(_finish(outputs, create_graph), outputs_tuple),
-            _untuple(_finish(result, create_graph), inputs_tuple))
+    result = _last_backward(double_back, u, v, inputs, create_graph, strict, "double_back_trick")
+    return _results(outputs, outputs_tuple, result, inputs_tuple, create_graph)
