@@ -445,6 +445,10 @@ class NotebookRun:
     started: bool = False
 
 
+# How many code cells show an execution number (as _CELLS_JS reads a cell's prompt).
+_NUMBERED_JS = f"n => ({_CELLS_JS.strip()})().filter(c => c.code && /^\\[\\d+\\]:$/.test(c.prompt)).length >= n"
+
+
 def start_notebook(lab: LabPage, nb_rel: str, expected: Expectation) -> NotebookRun:
     """Open `nb_rel` (path relative to the server root), wait for its kernel, click Run All.
 
@@ -512,6 +516,10 @@ def finish_notebook(run: NotebookRun, screenshot_dir: Path | None = None,
         n_runnable = sum(expected.runnable)
         if n_runnable:
             page.wait_for_function(_RUN_DONE_JS, arg=n_runnable, timeout=run_timeout * 1000, polling=100)
+            try:   # the last replies are in; on a busy machine the page may draw their numbers a moment later
+                page.wait_for_function(_NUMBERED_JS, arg=n_runnable, timeout=10_000, polling=100)
+            except Exception:
+                pass   # the checks below name the cells that never got a number
         report.timings["run"] = time.monotonic() - t
 
         t = time.monotonic()
