@@ -280,24 +280,10 @@ class BackwardNode(Node):
         if self._wrapped is not None:
             self._wrapped._release()
 
-    def __getattr__(self, attr):
-        # torch exposes a node's saved tensors as attributes named `_saved_<name>`; a name ending
-        # in "[]" is a tuple of all the saved tensors from there on (`_saved_indices` of an index)
-        names = type(self)._forward_cls.saved_names
-        if attr.startswith("_raw_saved_") and attr[11:] in names and self._saved:
-            return RawSavedTensor(self, names.index(attr[11:]))
-        if attr.startswith("_saved_"):
-            if attr[7:] in names:
-                return self._saved_tensor(names.index(attr[7:]))
-            if attr[7:] + "[]" in names:
-                start = names.index(attr[7:] + "[]")
-                return tuple(self._saved_tensor(i) for i in range(start, max(len(self._saved), start)))
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
-
     def __dir__(self):
-        names = self._forward_cls.saved_names if self._saved else ()
-        shown = {"_saved_" + n.rstrip("[]") for n in names} | {"_raw_saved_" + n for n in names if "[" not in n}
-        return sorted(set(super().__dir__()) | shown)
+        """The `_saved_<name>` attributes are listed once the node has saved something to show."""
+        saved = set(_saved_attributes(self._forward_cls.saved_names))
+        return sorted((set(super().__dir__()) - saved) | (saved if self._saved else set()))
 
 
 class AccumulateGrad(Node):
@@ -347,7 +333,8 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
-        cls._backward_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
+        attributes = {"_forward_cls": cls, "__module__": cls.__module__, **_saved_attributes(cls.saved_names)}
+        cls._backward_cls = type(name, (BackwardNode,), attributes)
         cls._has_setup_context = cls.setup_context is not Function.setup_context
 
     @staticmethod
@@ -619,6 +606,33 @@ def _with_history(data, edge):
     else:
         variable.grad_fn, variable._output_nr = node, output_nr
     return variable
+
+
+def _saved_attributes(names):
+    """torch shows a node's saved tensors as attributes named `_saved_<name>` (and `_raw_saved_<name>`);
+    a name ending in "[]" is a tuple of all the saved tensors from there on (`_saved_indices` of an index).
+
+    Properties on each node class rather than a `__getattr__`: a class with `__getattr__` makes every
+    attribute read on its instances about twice as slow, and the engine reads node attributes all the time.
+    """
+    attributes = {}
+    for index, name in enumerate(names):
+        if name.endswith("[]"):
+            attributes["_saved_" + name[:-2]] = property(functools.partial(_saved_from, start=index))
+        else:
+            attributes["_saved_" + name] = property(functools.partial(BackwardNode._saved_tensor, index=index))
+            attributes["_raw_saved_" + name] = property(functools.partial(_raw_saved, index=index))
+    return attributes
+
+
+def _saved_from(node, start):
+    return tuple(node._saved_tensor(i) for i in range(start, max(len(node._saved), start)))
+
+
+def _raw_saved(node, index):
+    if not node._saved:   # nothing was saved (nothing required grad): as torch, no such attribute
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_raw_saved_{node._forward_cls.saved_names[index]}'")
+    return RawSavedTensor(node, index)
 
 
 class RawSavedTensor:
