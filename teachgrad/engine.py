@@ -338,16 +338,27 @@ def _track_owner(owned, accumulator, ours):
 
 def _call_function(node, grad_outputs, create_graph, owned):
     """Run one node as torch's engine does; return the gradients it got (after its hooks) and one per edge."""
+    if type(node) is AccumulateGrad:
+        return _accumulate(node, grad_outputs, create_graph, owned)
     hooked = node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks
     if hooked:
         grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
         grad_outputs = _call_pre_hooks(node, grad_outputs, create_graph)
-    if type(node) is AccumulateGrad:
-        if grad_outputs[0] is not None:
-            node.apply(grad_outputs[0], owned=owned and not hooked)
-        grad_inputs = ()
-    else:
-        grad_inputs = _call_node(node, grad_outputs)
+    grad_inputs = _call_node(node, grad_outputs)
+    if node._post_hooks:
+        grad_inputs = _call_post_hooks(node, grad_inputs, grad_outputs, create_graph)
+    return grad_outputs, grad_inputs
+
+
+def _accumulate(node, grad_outputs, create_graph, owned):
+    """A leaf's AccumulateGrad: its hooks, then the gradient added into `.grad` (uncopied if `owned` and unhooked)."""
+    hooked = node.variable._hooks or node._retains_grad_hooks or node._pre_hooks
+    if hooked:
+        grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
+        grad_outputs = _call_pre_hooks(node, grad_outputs, create_graph)
+    if grad_outputs[0] is not None:
+        node.apply(grad_outputs[0], owned=owned and not hooked)
+    grad_inputs = ()
     if node._post_hooks:
         grad_inputs = _call_post_hooks(node, grad_inputs, grad_outputs, create_graph)
     return grad_outputs, grad_inputs
@@ -361,8 +372,14 @@ def _fresh(node, g, grad_outputs, grad_inputs):
     """
     if node._forward_cls.check_gradients or node._post_hooks or g._base is not None:
         return False
-    return (not any(g is arrived for arrived in grad_outputs)
-            and sum(g is sent for sent in grad_inputs) == 1)
+    for arrived in grad_outputs:
+        if arrived is g:
+            return False
+    sent = 0
+    for other in grad_inputs:
+        if other is g:
+            sent += 1
+    return sent == 1
 
 
 def _call_node(node, grad_outputs):
@@ -371,23 +388,30 @@ def _call_node(node, grad_outputs):
         return [None] * len(node.next_functions)
     if node._num_outputs > 1 and node.materialize_grads:
         grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
-    user = node._forward_cls.check_gradients
-    first_order = not grad_mode._state.enabled
-    if user and first_order:   # a user's backward gets Variables, as torch's gets tensors
-        grad_outputs = [_hook_value(g) for g in grad_outputs]
-    grads = node.apply(*grad_outputs)
-    if not isinstance(grads, tuple):
-        grads = (grads,)
-    if user:
-        grads = _checked_user_gradients(node, grads)
-        if first_order:
-            grads = tuple(_unwrap(g, create_graph=False) for g in grads)
-    elif len(grads) != len(node.needs_input_grad):
-        raise RuntimeError(_wrong_number_message(node, len(grads)))
+    if node._forward_cls.check_gradients:
+        grads = _call_user_backward(node, grad_outputs)
+    else:
+        grads = node.apply(*grad_outputs)
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        if len(grads) != len(node.needs_input_grad):
+            raise RuntimeError(_wrong_number_message(node, len(grads)))
     slots = node._input_slots
     grad_inputs = list(grads) if len(slots) == len(grads) else [grads[i] for i in slots]
     _fit_to_inputs(node, grad_inputs)
     return grad_inputs
+
+
+def _call_user_backward(node, grad_outputs):
+    """A user's backward, checked; in a first-order pass it gets Variables (as torch's gets tensors)."""
+    first_order = not grad_mode._state.enabled
+    if first_order:
+        grad_outputs = [_hook_value(g) for g in grad_outputs]
+    grads = node.apply(*grad_outputs)
+    grads = _checked_user_gradients(node, grads if isinstance(grads, tuple) else (grads,))
+    if first_order:
+        grads = tuple(_unwrap(g, create_graph=False) for g in grads)
+    return grads
 
 
 def _wrong_number_message(node, got):
@@ -415,10 +439,11 @@ def _checked_user_gradients(node, grads):
 
 def _fit_to_inputs(node, grad_inputs):
     """Make each gradient look like its input, as torch's engine does for every node (validate_outputs)."""
-    for k, meta in enumerate(node._input_meta):
-        g = grad_inputs[k]
+    k = 0
+    for g, meta in zip(grad_inputs, node._input_meta):
         if g is not None and meta is not None and (g.shape != meta[0] or g.dtype is not meta[1] or g.device != meta[2]):
             grad_inputs[k] = _fitted(node, k, g, meta)
+        k += 1
 
 
 def _fitted(node, k, g, meta):

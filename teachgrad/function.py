@@ -373,11 +373,11 @@ class Function:
         if grad_on:  # forward runs on plain tensors with grad mode off, as in torch
             state.enabled = False
             try:
-                output = _run_forward(cls, ctx, raw)
+                output = _run_forward(cls, ctx, raw) if cls._has_setup_context else cls.forward(ctx, *raw)
             finally:
                 state.enabled = True
         else:
-            output = _run_forward(cls, ctx, raw)
+            output = _run_forward(cls, ctx, raw) if cls._has_setup_context else cls.forward(ctx, *raw)
 
         if not requires_grad:
             if isinstance(output, tuple):
@@ -427,25 +427,29 @@ def _read_inputs(cls, ctx, args, grad_on):
     raw, edges, slots, needs, metas = [], [], [], [], []
     skipped = cls.nondifferentiable_args
     for i, arg in enumerate(args):
-        if skipped and i in skipped:
-            raw.append(arg.data if isinstance(arg, Variable) else arg)
-            needs.append(False)
-        elif isinstance(arg, Variable):
+        if isinstance(arg, Variable) and not (skipped and i in skipped):
             data = arg._data
             raw.append(data)
             slots.append(i)
-            edge = _input_edge(arg) if grad_on else None
+            if not grad_on:
+                edge = None
+            elif arg._grad_fn is not None and arg._view is None:   # the common case: an op's output
+                edge = arg._grad_fn, arg._output_nr
+            else:
+                edge = arg._edge() if arg.requires_grad else None
             if edge is not None:
                 edges.append(edge)
-                metas.append(_meta(data))
+                metas.append((tuple(data.shape), data.dtype, data.device))   # as _meta(data)
                 needs.append(True)
             else:
                 edges.append(_NO_EDGE)
                 metas.append(None)
                 needs.append(False)
         else:
-            raw.append(arg)
+            raw.append(arg.data if isinstance(arg, Variable) else arg)
             needs.append(False)
+            if skipped and i in skipped:
+                continue
             if (isinstance(arg, torch.Tensor) or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool)))
                     or (arg is None and cls.none_is_input)):
                 edges.append(_NO_EDGE)
@@ -453,13 +457,6 @@ def _read_inputs(cls, ctx, args, grad_on):
                 slots.append(i)
     ctx.needs_input_grad = tuple(needs)
     return raw, tuple(edges), tuple(slots), tuple(metas)
-
-
-def _input_edge(variable):
-    """Where an input's gradient goes, or None if it does not require grad."""
-    if variable._grad_fn is not None and variable._view is None:   # the common case: an op's output
-        return variable._grad_fn, variable._output_nr
-    return variable._edge() if variable.requires_grad else None
 
 
 def _meta(tensor):

@@ -30,7 +30,8 @@ _NOT_LEAF = (
 
 
 def _is_operand(x):
-    return isinstance(x, (Variable, torch.Tensor, numbers.Number))
+    # (float and int first: numbers.Number is an ABC, whose isinstance check is ten times slower)
+    return isinstance(x, (Variable, torch.Tensor, float, int)) or isinstance(x, numbers.Number)
 
 
 class Variable:
