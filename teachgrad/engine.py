@@ -184,7 +184,7 @@ def _count_dependencies(roots):
     stack = list(roots)
     while stack:
         node = stack.pop()
-        for next_node, _ in node.next_functions:
+        for next_node in node._next_nodes:
             if next_node is None:
                 continue
             count = dependencies.get(next_node)
@@ -206,16 +206,16 @@ def _needed(roots, targets):
     needed = set()
     done = set()
     for root in roots:
-        stack = [(root, iter(root.next_functions))]
+        stack = [(root, iter(root._next_nodes))]
         done.add(root)
         while stack:
             node, edges = stack[-1]
-            for next_node, _ in edges:
+            for next_node in edges:
                 if next_node is None:
                     continue
                 if next_node not in done:
                     done.add(next_node)
-                    stack.append((next_node, iter(next_node.next_functions)))
+                    stack.append((next_node, iter(next_node._next_nodes)))
                     break
                 if next_node in needed or next_node in targets:
                     needed.add(node)
@@ -296,7 +296,7 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
             for steps in recorders:
                 steps.append(Step(node, _plain(grad_outputs), _plain(grad_inputs)))
 
-            for (next_node, input_nr), g in zip(node.next_functions, grad_inputs):
+            for next_node, input_nr, g in zip(node._next_nodes, node._input_nrs, grad_inputs):
                 if next_node is None or (execute is not None and next_node not in execute):
                     continue
                 buffer = buffers.get(next_node)
@@ -385,7 +385,7 @@ def _fresh(node, g, grad_outputs, grad_inputs):
 def _call_node(node, grad_outputs):
     """Run one node's backward and return one gradient per edge, each fitted to its input."""
     if grad_outputs[0] is None and all(g is None for g in grad_outputs):   # (list.count would compare with ==)
-        return [None] * len(node.next_functions)
+        return [None] * len(node._next_nodes)
     if node._num_outputs > 1 and node.materialize_grads:
         grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
     if node._forward_cls.check_gradients:

@@ -45,13 +45,26 @@ class Node:
     `next_functions` holds one `(node, input_nr)` edge per input: where each input gradient goes.
     """
 
-    next_functions = ()
+    # The edges are kept as two tuples, not one of pairs: a tuple of ints is not tracked by Python's
+    # garbage collector, so each node adds one tracked object fewer, and a long graph sets off fewer
+    # of the full collections that walk every object in the process.
+    _next_nodes = ()   # the node each input's gradient goes to (None: no edge)
+    _input_nrs = ()    # which input of that node it arrives at (the output of the forward op it is the gradient of)
     _num_outputs = 1
     _tensor_pre_hooks = None    # [(output_nr, fn(grad) -> grad or None)]: hooks on the tensors it made
     _retains_grad_hooks = None  # {output_nr: fn(grad)}: retain_grad's, run after the tensor hooks
     _pre_hooks = None           # [fn(grad_outputs) -> grad_outputs or None]: register_prehook
     _post_hooks = None          # [fn(grad_inputs, grad_outputs) -> grad_inputs or None]: register_hook
     _sequence_nr = 0
+
+    @property
+    def next_functions(self):
+        return tuple(zip(self._next_nodes, self._input_nrs))
+
+    @next_functions.setter
+    def next_functions(self, edges):
+        self._next_nodes = tuple(node for node, _ in edges)
+        self._input_nrs = tuple(input_nr for _, input_nr in edges)
 
     def name(self):
         return type(self).__name__
@@ -367,7 +380,7 @@ class Function:
         ctx = cls._backward_cls()
         state = grad_mode._state
         grad_on = state.enabled and not state.inference
-        raw, edges, slots, metas = _read_inputs(cls, ctx, args, grad_on)
+        raw, next_nodes, input_nrs, slots, metas = _read_inputs(cls, ctx, args, grad_on)
         requires_grad = True in ctx.needs_input_grad
 
         if grad_on:  # forward runs on plain tensors with grad mode off, as in torch
@@ -390,7 +403,7 @@ class Function:
                 forward_ad.propagate(cls, ctx, args, raw, result)
             return result
 
-        ctx.next_functions = edges
+        ctx._next_nodes, ctx._input_nrs = next_nodes, input_nrs
         ctx._input_slots = slots
         ctx._input_meta = metas   # what each gradient is fitted to: (shape, dtype, device) of its input
         ctx._sequence_nr = next(_sequence_nr)
@@ -418,13 +431,10 @@ class Function:
         return result
 
 
-_NO_EDGE = (None, 0)
-
-
 def _read_inputs(cls, ctx, args, grad_on):
     """Each argument's data, and for each input (a tensor, or a number some built-ins take as one) its edge
-    and (shape, dtype, device); sets `ctx.needs_input_grad`. Returns (raw, edges, slots, metas)."""
-    raw, edges, slots, needs, metas = [], [], [], [], []
+    and (shape, dtype, device); sets `ctx.needs_input_grad`. Returns (raw, next_nodes, input_nrs, slots, metas)."""
+    raw, next_nodes, input_nrs, slots, needs, metas = [], [], [], [], [], []
     skipped = cls.nondifferentiable_args
     for i, arg in enumerate(args):
         if isinstance(arg, Variable) and not (skipped and i in skipped):
@@ -438,11 +448,13 @@ def _read_inputs(cls, ctx, args, grad_on):
             else:
                 edge = arg._edge() if arg.requires_grad else None
             if edge is not None:
-                edges.append(edge)
+                next_nodes.append(edge[0])
+                input_nrs.append(edge[1])
                 metas.append((tuple(data.shape), data.dtype, data.device))   # as _meta(data)
                 needs.append(True)
             else:
-                edges.append(_NO_EDGE)
+                next_nodes.append(None)
+                input_nrs.append(0)
                 metas.append(None)
                 needs.append(False)
         else:
@@ -452,11 +464,12 @@ def _read_inputs(cls, ctx, args, grad_on):
                 continue
             if (isinstance(arg, torch.Tensor) or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool)))
                     or (arg is None and cls.none_is_input)):
-                edges.append(_NO_EDGE)
+                next_nodes.append(None)
+                input_nrs.append(0)
                 metas.append(None)
                 slots.append(i)
     ctx.needs_input_grad = tuple(needs)
-    return raw, tuple(edges), tuple(slots), tuple(metas)
+    return raw, tuple(next_nodes), tuple(input_nrs), tuple(slots), tuple(metas)
 
 
 def _meta(tensor):
