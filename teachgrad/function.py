@@ -450,7 +450,7 @@ def _read_inputs(cls, ctx, args, grad_on):
             if edge is not None:
                 next_nodes.append(edge[0])
                 input_nrs.append(edge[1])
-                metas.append((tuple(data.shape), data.dtype, data.device))   # as _meta(data)
+                metas.append(_meta(data))
                 needs.append(True)
             else:
                 next_nodes.append(None)

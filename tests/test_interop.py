@@ -90,3 +90,15 @@ def test_variable_defines_no_getattr():
     assert "__getattr__" not in vars(tg.Variable)
     assert tg.Variable.cumsum.__name__ == "cumsum" and tg.Variable.cumsum.runs_torchs
     assert not hasattr(tg.Variable, "register_post_accumulate_grad_hook")   # autograd's own: not faked
+
+
+def test_nodes_define_no_getattr():
+    """The engine reads node attributes all the time, so node classes keep CPython's fast reads too:
+    torch's `_saved_<name>` attributes are properties made for each node class."""
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    node = x.exp().grad_fn
+    assert not any("__getattr__" in vars(klass) for klass in type(node).__mro__)
+    assert isinstance(vars(type(node))["_saved_result"], property)
+    assert torch.equal(node._saved_result.data, x.data.exp())
+    with pytest.raises(AttributeError, match="'ExpBackward0' object has no attribute '_saved_nothing'"):
+        node._saved_nothing
