@@ -63,6 +63,10 @@ class Node:
 
     @next_functions.setter
     def next_functions(self, edges):
+        raise AttributeError(f"attribute 'next_functions' of '{type(self).__name__}' objects is not writable")
+
+    def _set_next_functions(self, edges):
+        """Give a node made without a forward (see teachgrad.views) its `(node, input_nr)` edges."""
         self._next_nodes = tuple(node for node, _ in edges)
         self._input_nrs = tuple(input_nr for _, input_nr in edges)
 

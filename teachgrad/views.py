@@ -87,8 +87,8 @@ def _node(cls, next_functions, needs_input_grad, input_meta):
     `input_meta` holds (shape, dtype, device) per input, which the engine fits gradients to.
     """
     node = cls._backward_cls()
-    node.next_functions = tuple(next_functions)
-    node._input_slots = tuple(range(len(node.next_functions)))
+    node._set_next_functions(next_functions)
+    node._input_slots = tuple(range(len(node._next_nodes)))
     node.needs_input_grad = tuple(needs_input_grad)
     node._input_meta = tuple(input_meta)
     node._sequence_nr = next(_sequence_nr)

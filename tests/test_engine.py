@@ -408,6 +408,19 @@ def test_next_functions_and_accumulate_grad():
     assert (x * 2).grad_fn.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
 
 
+
+def test_next_functions_is_read_only_as_torch():
+    """The engine reads a node's edges from `_next_nodes`/`_input_nrs`: writing `next_functions` would
+    silently change nothing, so it is refused with torch's message."""
+    def run(lib):
+        y = lib.ones(2, requires_grad=True) * 2
+        try:
+            y.grad_fn.next_functions = ()
+        except AttributeError as error:
+            return str(error), len(y.grad_fn.next_functions)
+    ours, theirs = both(run)
+    assert ours == theirs == ("attribute 'next_functions' of 'MulBackward0' objects is not writable", 2)
+
 def test_meta_device():
     x = tg.ones(3, 4, device="meta", requires_grad=True)
     w = tg.ones(4, 2, device="meta", requires_grad=True)
