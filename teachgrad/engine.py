@@ -338,27 +338,19 @@ def _track_owner(owned, accumulator, ours):
 
 def _call_function(node, grad_outputs, create_graph, owned):
     """Run one node as torch's engine does; return the gradients it got (after its hooks) and one per edge."""
-    if type(node) is AccumulateGrad:
-        return _accumulate(node, grad_outputs, create_graph, owned)
-    hooked = node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks
+    accumulator = type(node) is AccumulateGrad
+    # (a leaf's tensor hooks are read off the leaf itself: AccumulateGrad's property builds a list)
+    tensor_hooks = node.variable._hooks if accumulator else node._tensor_pre_hooks
+    hooked = tensor_hooks or node._retains_grad_hooks or node._pre_hooks
     if hooked:
         grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
         grad_outputs = _call_pre_hooks(node, grad_outputs, create_graph)
-    grad_inputs = _call_node(node, grad_outputs)
-    if node._post_hooks:
-        grad_inputs = _call_post_hooks(node, grad_inputs, grad_outputs, create_graph)
-    return grad_outputs, grad_inputs
-
-
-def _accumulate(node, grad_outputs, create_graph, owned):
-    """A leaf's AccumulateGrad: its hooks, then the gradient added into `.grad` (uncopied if `owned` and unhooked)."""
-    hooked = node.variable._hooks or node._retains_grad_hooks or node._pre_hooks
-    if hooked:
-        grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
-        grad_outputs = _call_pre_hooks(node, grad_outputs, create_graph)
-    if grad_outputs[0] is not None:
-        node.apply(grad_outputs[0], owned=owned and not hooked)
-    grad_inputs = ()
+    if accumulator:
+        if grad_outputs[0] is not None:
+            node.apply(grad_outputs[0], owned=owned and not hooked)
+        grad_inputs = ()
+    else:
+        grad_inputs = _call_node(node, grad_outputs)
     if node._post_hooks:
         grad_inputs = _call_post_hooks(node, grad_inputs, grad_outputs, create_graph)
     return grad_outputs, grad_inputs
@@ -439,11 +431,9 @@ def _checked_user_gradients(node, grads):
 
 def _fit_to_inputs(node, grad_inputs):
     """Make each gradient look like its input, as torch's engine does for every node (validate_outputs)."""
-    k = 0
-    for g, meta in zip(grad_inputs, node._input_meta):
+    for k, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):
         if g is not None and meta is not None and (g.shape != meta[0] or g.dtype is not meta[1] or g.device != meta[2]):
             grad_inputs[k] = _fitted(node, k, g, meta)
-        k += 1
 
 
 def _fitted(node, k, g, meta):
