@@ -390,11 +390,11 @@ class Function:
         if grad_on:  # forward runs on plain tensors with grad mode off, as in torch
             state.enabled = False
             try:
-                output = _run_forward(cls, ctx, raw) if cls._has_setup_context else cls.forward(ctx, *raw)
+                output = _run_forward(cls, ctx, raw)
             finally:
                 state.enabled = True
         else:
-            output = _run_forward(cls, ctx, raw) if cls._has_setup_context else cls.forward(ctx, *raw)
+            output = _run_forward(cls, ctx, raw)
 
         if not requires_grad:
             if isinstance(output, tuple):
@@ -445,15 +445,10 @@ def _read_inputs(cls, ctx, args, grad_on):
             data = arg._data
             raw.append(data)
             slots.append(i)
-            if not grad_on:
-                edge = None
-            elif arg._grad_fn is not None and arg._view is None:   # the common case: an op's output
-                edge = arg._grad_fn, arg._output_nr
-            else:
-                edge = arg._edge() if arg.requires_grad else None
-            if edge is not None:
-                next_nodes.append(edge[0])
-                input_nrs.append(edge[1])
+            if grad_on and arg.requires_grad:
+                node, input_nr = arg._edge()
+                next_nodes.append(node)
+                input_nrs.append(input_nr)
                 metas.append(_meta(data))
                 needs.append(True)
             else:
