@@ -54,13 +54,16 @@ def _unrecorded(func, args, kwargs):
     a new tensor made from scratch), refused when it is a floating-point tensor computed from the inputs."""
     from .variable import Variable
     if func.__name__.endswith("_") and _is_tensor_method(func):   # in place: refused before it writes
-        raise TypeError(f"{_name(func)} was called with a teachgrad Variable that requires grad, and teachgrad has no "
-                        "op of that name to record it: use a teachgrad function or Variable method instead")
+        raise _refused(func)
     result = func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable))
     if _has_float_tensor(result) and not func.__name__.startswith("new_"):
-        raise TypeError(f"{_name(func)} was called with a teachgrad Variable that requires grad, and teachgrad has no "
-                        "op of that name to record it: use a teachgrad function or Variable method instead")
+        raise _refused(func)
     return _wrap(result, Variable)
+
+
+def _refused(func):
+    return TypeError(f"{_name(func)} was called with a teachgrad Variable that requires grad, and teachgrad has no "
+                     "op of that name to record it: use a teachgrad function or Variable method instead")
 
 
 def _name(func):
