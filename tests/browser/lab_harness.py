@@ -322,6 +322,16 @@ _CELLS_JS = """
 # Run All's own promise (and the prompts) settle early: when one cell replies with an error,
 # JupyterLab resets the prompts of cells still queued in the kernel to `[ ]`, and the kernel goes
 # on running them.  So count execute replies on the page's kernel connection instead.
+# Opens a notebook as double-clicking it in the file browser does.  It awaits the command and
+# returns nothing: the command resolves to the notebook widget, and handing that back makes
+# Playwright serialize the whole widget tree, which fails now and then with "object reference
+# chain is too long".
+_OPEN_JS = """
+async p => {
+  await window.jupyterapp.commands.execute('docmanager:open', {path: p, factory: 'Notebook'});
+}
+"""
+
 _WATCH_KERNEL_JS = """
 p => {
   const w = [...window.jupyterapp.shell.widgets('main')].find(w => w.context && w.context.path === p);
@@ -414,10 +424,7 @@ class LabPage:
                 pass
 
     def open(self, nb_rel: str) -> None:
-        # what double-clicking the notebook in the file browser does
-        self.ensure().evaluate(
-            "p => window.jupyterapp.commands.execute('docmanager:open', {path: p, factory: 'Notebook'})",
-            nb_rel)
+        self.ensure().evaluate(_OPEN_JS, nb_rel)
 
     def close_documents(self) -> None:
         """Close every open document without the "save your work?" dialog; shut its kernel down.

@@ -41,6 +41,24 @@ def test_notebook_runs_in_jupyterlab(notebook, notebook_runner, record_report):
     assert report.ok, _explain(report)
 
 
+def test_opening_a_notebook_hands_nothing_back(chromium_context, lab_server):
+    """The open command resolves to the notebook widget; the harness must not ask for it back.
+
+    Playwright serializes what a page evaluation returns, and the widget tree is deep enough that
+    this failed now and then in CI ("object reference chain is too long"), before Run All began.
+    """
+    if not _NOTEBOOKS:
+        pytest.skip(f"no notebooks (*.ipynb) in {NOTEBOOK_DIR}")
+    lab = lab_harness.LabPage(chromium_context, lab_server)
+    try:
+        page = lab.ensure()
+        assert page.evaluate(lab_harness._OPEN_JS, _NOTEBOOKS[0].name) is None
+        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=60_000)
+        lab.close_documents()
+    finally:
+        lab.discard()
+
+
 _SVG = ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
         '<svg xmlns="http://www.w3.org/2000/svg" width="62pt" height="44pt" viewBox="0 0 62 44">'
         '<ellipse cx="31" cy="22" rx="27" ry="18" fill="none" stroke="black"/></svg>\n')
