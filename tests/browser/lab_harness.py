@@ -319,9 +319,6 @@ _CELLS_JS = """
 }))
 """
 
-# Run All's own promise (and the prompts) settle early: when one cell replies with an error,
-# JupyterLab resets the prompts of cells still queued in the kernel to `[ ]`, and the kernel goes
-# on running them.  So count execute replies on the page's kernel connection instead.
 # Opens a notebook as double-clicking it in the file browser does.  It awaits the command and
 # returns nothing: the command resolves to the notebook widget, and handing that back makes
 # Playwright serialize the whole widget tree, which fails now and then with "object reference
@@ -332,6 +329,9 @@ async p => {
 }
 """
 
+# Run All's own promise (and the prompts) settle early: when one cell replies with an error,
+# JupyterLab resets the prompts of cells still queued in the kernel to `[ ]`, and the kernel goes
+# on running them.  So count execute replies on the page's kernel connection instead.
 _WATCH_KERNEL_JS = """
 p => {
   const w = [...window.jupyterapp.shell.widgets('main')].find(w => w.context && w.context.path === p);
