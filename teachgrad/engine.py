@@ -338,14 +338,11 @@ def _track_owner(owned, accumulator, ours):
 
 def _call_function(node, grad_outputs, create_graph, owned):
     """Run one node as torch's engine does; return the gradients it got (after its hooks) and one per edge."""
-    accumulator = type(node) is AccumulateGrad
-    # (a leaf's tensor hooks are read off the leaf itself: AccumulateGrad's property builds a list)
-    tensor_hooks = node.variable._hooks if accumulator else node._tensor_pre_hooks
-    hooked = tensor_hooks or node._retains_grad_hooks or node._pre_hooks
+    hooked = node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks
     if hooked:
         grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
         grad_outputs = _call_pre_hooks(node, grad_outputs, create_graph)
-    if accumulator:
+    if type(node) is AccumulateGrad:
         if grad_outputs[0] is not None:
             node.apply(grad_outputs[0], owned=owned and not hooked)
         grad_inputs = ()
