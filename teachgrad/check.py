@@ -29,6 +29,10 @@ def _differentiable(values):
     return [v for v in values if _requires_grad(v)]
 
 
+def _differentiable_positions(values):
+    return [i for i, v in enumerate(values) if _requires_grad(v)]
+
+
 def _outputs(fn, inputs):
     out = fn(*inputs)
     return out if isinstance(out, (tuple, list)) else (out,)
@@ -171,7 +175,7 @@ def _check_reentrant(first, again, nondet_tol):
 
 def _compare(numerical, analytical, inputs, atol, rtol, mode):
     """Entry by entry, the two Jacobians of each (output, input) pair; a GradcheckError names the entries that differ."""
-    differentiable = [i for i, x in enumerate(inputs) if _requires_grad(x)]
+    differentiable = _differentiable_positions(inputs)
     problems = []
     for i, num_per_out, ana_per_out in zip(differentiable, numerical, analytical):
         for k, (num, ana) in enumerate(zip(num_per_out, ana_per_out)):
@@ -291,7 +295,7 @@ def _check_forward(func, inputs, eps, atol, rtol):
     """check_forward_ad: forward mode's Jacobian, one column per input element (a one-hot tangent), against
     finite differences."""
     from . import forward_ad
-    differentiable = [i for i, x in enumerate(inputs) if _requires_grad(x)]
+    differentiable = _differentiable_positions(inputs)
     with grad_mode.no_grad():
         outputs = _outputs(func, inputs)
     jacobians = []
@@ -329,7 +333,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     else:
         grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
     count = len(inputs)
-    differentiable = [i for i, x in enumerate(inputs) if _requires_grad(x)]
+    differentiable = _differentiable_positions(inputs)
 
     def first_derivatives(*args):
         # as torch: the inputs that required grad require it again (forward mode hands in detached duals)
