@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.teachgrad-installed
 LAB_PORT ?= 8888
 
-.PHONY: setup setup-dot setup-browser test test-unit test-notebooks test-browser test-book lab lab-reset student notebooks book bench clean
+.PHONY: setup setup-dot setup-browser test test-unit test-notebooks test-cpu-paths test-browser test-book lab lab-reset student notebooks book bench clean
 
 setup: $(STAMP) setup-dot
 
@@ -24,17 +24,33 @@ setup-browser:
 	@scripts/system-package.sh chromium chromium "headless browser for make test-browser" || true
 
 # The tests and notebooks use tiny tensors: one thread each avoids thread contention on small machines.
-test test-unit test-notebooks notebooks: export OMP_NUM_THREADS = 1
+test test-unit test-notebooks test-cpu-paths notebooks: export OMP_NUM_THREADS = 1
 
 NBVAL := $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider -q
 
 test: setup setup-browser
 	$(PY) -m pytest tests -q -p no:cacheprovider
 	$(NBVAL) notebooks
+	$(MAKE) --no-print-directory test-cpu-paths
+
+# Stored outputs must not depend on the CPU: nbval again with torch forced onto other kernel paths than
+# this CPU's own (ATen's `default` and `avx2`; MKL_CBWR makes MKL's BLAS pick a fixed code path too), so an
+# output that prints round-off digits fails here rather than on a learner's or an instructor's machine.
+# A path that is this CPU's own was just checked by the plain run above and is not run twice.
+CPU_PATHS := default:COMPATIBLE avx2:AVX2
+test-cpu-paths: setup
+	@native=$$($(PY) -c "import torch; print(torch.backends.cpu.get_cpu_capability().lower())"); \
+	for path in $(CPU_PATHS); do \
+		aten=$${path%%:*}; mkl=$${path##*:}; \
+		if [ "$$aten" = "$$native" ]; then echo "nbval on ATen path $$aten: this CPU's own, checked by the plain run"; continue; fi; \
+		echo "nbval with ATEN_CPU_CAPABILITY=$$aten MKL_CBWR=$$mkl"; \
+		ATEN_CPU_CAPABILITY=$$aten MKL_CBWR=$$mkl $(NBVAL) notebooks || exit 1; \
+	done
 
 # Re-run every notebook under nbval and compare with the stored outputs.
 test-notebooks: setup
 	$(NBVAL) notebooks
+	$(MAKE) --no-print-directory test-cpu-paths
 	$(PY) -m pytest tests -q -p no:cacheprovider -m notebooks
 
 # Re-execute every notebook and store the outputs (after changing teachgrad or a notebook).

@@ -92,5 +92,7 @@ def pytest_terminal_summary(terminalreporter):
         t = r.timings
         cols = " ".join(f"{t.get(k, float('nan')):6.1f}" for k in ("open", "kernel", "run", "check", "total"))
         tr.write_line(f"{cols}  {r.notebook}{'' if r.ok else '  FAILED'}")
+        for note in r.notes:
+            tr.write_line(f"        {note}")
     tr.write_line(f"{_clock['end'] - _clock['start']:6.1f}  wall, from starting JupyterLab to the last "
                   f"notebook ({len(_timings)} notebooks; pages run side by side, so totals overlap)")

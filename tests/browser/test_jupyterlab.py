@@ -59,6 +59,56 @@ def test_opening_a_notebook_hands_nothing_back(chromium_context, lab_server):
         lab.discard()
 
 
+class _FakeResponse:
+    def __init__(self, status):
+        self.status = status
+
+
+class _FakeRoute:
+    """Stands in for a Playwright route: its first `fetch` fails as given, later ones answer 200."""
+
+    def __init__(self, first, method="GET", url="http://127.0.0.1:1/static/lab/main.js?v=1"):
+        self.request = type("Request", (), {"method": method, "url": url})()
+        self.first, self.fetches, self.done = first, 0, []
+
+    def fetch(self, timeout):
+        self.fetches += 1
+        if self.fetches == 1 and isinstance(self.first, Exception):
+            raise self.first
+        return _FakeResponse(self.first if self.fetches == 1 else 200)
+
+    def fulfill(self, response):
+        self.done.append(("fulfill", response.status))
+
+    def fallback(self):
+        self.done.append(("fallback", None))
+
+
+@pytest.mark.parametrize("first, expected_note", [
+    (TimeoutError("no answer"), "retried once: GET /static/lab/main.js (TimeoutError the first time)"),
+    (503, "retried once: GET /static/lab/main.js (HTTP 503 the first time)"),
+])
+def test_a_failed_load_is_tried_once_more_and_said(first, expected_note):
+    notes = []
+    route = _FakeRoute(first)
+    lab_harness.load_with_one_retry(route, notes)
+    # the browser makes the second try itself, so a second failure still reaches the console
+    assert route.done == [("fallback", None)] and notes == [expected_note]
+
+
+def test_a_good_load_passes_through_and_only_static_gets_are_retried():
+    notes = []
+    ok, missing = _FakeRoute(200), _FakeRoute(404)
+    post = _FakeRoute(503, method="POST")
+    api = _FakeRoute(503, url="http://127.0.0.1:1/api/sessions")
+    for route in (ok, missing, post, api):
+        lab_harness.load_with_one_retry(route, notes)
+    assert ok.done == [("fulfill", 200)] and missing.done == [("fulfill", 404)]
+    for left_to_the_browser in (post, api):
+        assert left_to_the_browser.done == [("fallback", None)] and left_to_the_browser.fetches == 0
+    assert notes == []
+
+
 _SVG = ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
         '<svg xmlns="http://www.w3.org/2000/svg" width="62pt" height="44pt" viewBox="0 0 62 44">'
         '<ellipse cx="31" cy="22" rx="27" ry="18" fill="none" stroke="black"/></svg>\n')
