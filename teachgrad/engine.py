@@ -393,7 +393,7 @@ def _call_node(node, grad_outputs):
 
 def _call_user_backward(node, grad_outputs):
     """A user's backward, checked; in a first-order pass it gets Variables (as torch's gets tensors)."""
-    first_order = not grad_mode._state.enabled
+    first_order = not grad_mode.is_grad_enabled()
     if first_order:
         grad_outputs = [_hook_value(g) for g in grad_outputs]
     grads = node.apply(*grad_outputs)

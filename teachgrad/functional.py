@@ -1,12 +1,15 @@
 """Module-level functions mirroring torch's: `tg.exp(x)` is `x.exp()`, `tg.matmul(a, b)` is `a @ b`."""
 import torch
 
-from . import ops
+from . import ops, torch_leaves
 from .variable import Variable
 
 
 def _variable(x):
-    return x if isinstance(x, Variable) else Variable(x)
+    """x as a Variable: a torch tensor that requires grad becomes a leaf of teachgrad's graph (teachgrad.torch_leaves)."""
+    if isinstance(x, Variable):
+        return x
+    return torch_leaves.as_variable(x) if isinstance(x, torch.Tensor) else Variable(x)
 
 
 def add(a, b, alpha=1):

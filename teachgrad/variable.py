@@ -14,7 +14,7 @@ import weakref
 
 import torch
 
-from . import engine, forward_ad, function, grad_mode, interop, ops, views
+from . import engine, forward_ad, function, grad_mode, interop, ops, torch_leaves, views
 from .function import AccumulateGrad, RemovableHandle
 
 _NON_LEAF_GRAD = (
@@ -225,7 +225,7 @@ class Variable:
 
         A first gradient is copied, so `.grad` shares memory with nothing else, unless `owned`.
         """
-        if grad_mode._state.enabled:
+        if grad_mode.is_grad_enabled():
             new = grad if isinstance(grad, Variable) else Variable._make(grad)
             # a first gradient is copied into a fresh tensor, recorded as torch records it (CopyBackwards)
             self._grad = ops.CopyGrad.apply(torch.empty_like(self.data), new) if self._grad is None else self._grad + new
@@ -966,4 +966,23 @@ def _shape_arg(shape):
     return tuple(shape)
 
 
+class TorchLeaf(Variable):
+    """A torch tensor that requires grad (an `nn.Parameter`), standing inside a teachgrad op.
+
+    Its data is the tensor detached (the same storage and version counter); its gradient goes to
+    the tensor's own AccumulateGrad node, which fills the tensor's `.grad` (see teachgrad.torch_leaves).
+    """
+
+    __slots__ = ("tensor",)
+
+    def _grad_accumulator(self):
+        return torch_leaves.accumulator(self.tensor)
+
+    @property
+    def grad(self):
+        return self.tensor.grad
+
+
 function.Variable = Variable
+function.torch_leaf = torch_leaves.leaf
+torch_leaves.TorchLeaf = TorchLeaf
