@@ -195,6 +195,9 @@ class Variable:
 
     def requires_grad_(self, requires_grad=True):
         """Set `requires_grad` in place and return self (on a non-leaf, only True, which it already is)."""
+        if not isinstance(requires_grad, bool):   # as torch: 1 or None is a mistake, not a truth value
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f"{type(requires_grad).__name__}")
         if requires_grad and self.grad_fn is not None:
             return self
         if requires_grad and self.data.is_complex():
@@ -611,13 +614,13 @@ class Variable:
     # --- reductions ---
 
     def sum(self, dim=None, keepdim=False):
-        if dim is None:
-            return ops.Sum.apply(self)
+        if dim is None:   # every dimension: kept (as size 1) only when asked
+            return ops.SumDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Sum.apply(self)
         return ops.SumDim.apply(self, dim, keepdim)
 
     def mean(self, dim=None, keepdim=False):
         if dim is None:
-            return ops.Mean.apply(self)
+            return ops.MeanDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Mean.apply(self)
         return ops.MeanDim.apply(self, dim, keepdim)
 
     def max(self, dim=None, keepdim=False):
@@ -708,22 +711,48 @@ class Variable:
         return self.expand(other.shape)
 
     def narrow(self, dim, start, length):
-        dim = dim % self.dim()
+        """`length` positions from `start` along `dim` (a view); checked as torch checks them."""
+        if self.dim() == 0:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        dim = ops.shape.wrap_dim(dim, self.dim())
+        size = self.shape[dim]
+        if not -size <= start <= size:
+            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        start = start + size if start < 0 else start
+        if start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
         return ops.Slice.apply(self, (slice(None),) * dim + (slice(start, start + length),))
 
     def select(self, dim, index):
-        dim = dim % self.dim()
+        """Position `index` along `dim`, which disappears (a view); checked as torch checks them."""
+        if self.dim() == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        dim = ops.shape.wrap_dim(dim, self.dim())
+        if not -self.shape[dim] <= index < self.shape[dim]:
+            raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} "
+                             f"at dimension {dim}")
         return ops.Select.apply(self, (slice(None),) * dim + (index,))
 
     def unbind(self, dim=0):
-        return ops.Unbind.apply(self, dim % self.dim())
+        if self.dim() == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return ops.Unbind.apply(self, ops.shape.wrap_dim(dim, self.dim()))
 
     def split(self, split_size, dim=0):
         """Pieces of `split_size` along `dim` (the last may be smaller), or of the sizes listed."""
-        dim = dim % self.dim()
+        if self.dim() == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        dim = ops.shape.wrap_dim(dim, self.dim())
         if isinstance(split_size, int):
             length = self.shape[dim]
-            sizes = [min(split_size, length - start) for start in range(0, length, split_size)] or [0]
+            if split_size < 0:
+                raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+            if split_size == 0 and length != 0:
+                raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size of "
+                                   f"{length}")
+            sizes = [min(split_size, length - start) for start in range(0, length, split_size or 1)] or [0]
             return ops.Split.apply(self, tuple(sizes), dim)
         return ops.SplitWithSizes.apply(self, tuple(split_size), dim)
 
@@ -732,7 +761,11 @@ class Variable:
 
     def chunk(self, chunks, dim=0):
         """`chunks` pieces along `dim`, as even as possible (torch's rule: ceil(size / chunks) each)."""
-        size = self.shape[dim % self.dim()]
+        if self.dim() == 0:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        size = self.shape[ops.shape.wrap_dim(dim, self.dim())]
         return self.split(max(-(-size // chunks), 1), dim)
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
@@ -747,11 +780,12 @@ class Variable:
     # --- moving between devices and dtypes ---
 
     def to(self, *args, **kwargs):
-        """A copy on another device and/or with another dtype; self when nothing changes (as torch)."""
+        """A copy on another device, dtype or memory format (ToCopyBackward0); self when torch's `to` would
+        return the tensor itself (nothing changes and no `copy=True`)."""
         target = self.data.to(*args, **kwargs) if args or kwargs else self.data
-        if target is self.data or (target.device == self.device and target.dtype == self.dtype):
+        if target is self.data:
             return self
-        return ops.ToCopy.apply(self, target.device, target.dtype)
+        return ops.ToCopy.apply(self, target.device, target.dtype, _memory_format(target))
 
     def cpu(self):
         return self.to("cpu")
@@ -918,6 +952,15 @@ interop.add_tensor_methods(Variable)   # scatter, cumsum, ...: torch's, run on t
 
 def _plain(x):
     return x.data if isinstance(x, Variable) else x
+
+
+def _memory_format(tensor):
+    """The layout `to` gave `tensor`, for ToCopy to make again: channels_last where torch made it so."""
+    if tensor.dim() == 4 and not tensor.is_contiguous() and tensor.is_contiguous(memory_format=torch.channels_last):
+        return torch.channels_last
+    if tensor.dim() == 5 and not tensor.is_contiguous() and tensor.is_contiguous(memory_format=torch.channels_last_3d):
+        return torch.channels_last_3d
+    return torch.preserve_format
 
 
 _CPP_DTYPE = {torch.float32: "float", torch.float64: "double", torch.float16: "c10::Half",
