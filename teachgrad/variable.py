@@ -7,6 +7,7 @@
 `data` is the torch tensor itself; `grad_fn` is the node that made it (None for leaves);
 `grad` is filled in by backward. Every op runs a `Function` from `teachgrad.ops`.
 """
+import copy
 import numbers
 import operator
 import warnings
@@ -393,6 +394,30 @@ class Variable:
         if forward_ad.is_dual(self):
             body += ", tangent=" + repr(forward_ad.tangent_of(self)).replace("\n", "\n" + " " * len("Variable("))
         return f"Variable({body})"
+
+    # --- copies and files, by torch's rules (torch/_tensor.py: __deepcopy__, __reduce_ex__) ---
+
+    def __copy__(self):
+        """copy.copy: a new leaf over the same storage, with requires_grad; no .grad, no hooks, no history."""
+        _warn_unserialized_hooks(self)
+        return _rebuild_variable(copy.copy(self.data), self.requires_grad, self.name)
+
+    def __deepcopy__(self, memo):
+        """copy.deepcopy: only of a leaf; new storage (views copied together keep sharing theirs), .grad copied."""
+        if self.grad_fn is not None:
+            raise RuntimeError(_DEEPCOPY_NON_LEAF)
+        if id(self) in memo:
+            return memo[id(self)]
+        new = _rebuild_variable(copy.deepcopy(self.data, memo), self._requires_grad, copy.deepcopy(self.name, memo))
+        if self._grad is not None:
+            new._grad = Variable._make(copy.deepcopy(self._grad.data, memo))
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, protocol):
+        """pickle and torch.save: the data and requires_grad (a leaf when loaded); not .grad, hooks or history."""
+        _warn_unserialized_hooks(self)
+        return _rebuild_variable, (self.data, self.requires_grad, self.name)
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -954,6 +979,37 @@ def _plain(x):
     return x.data if isinstance(x, Variable) else x
 
 
+_DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  "
+    "If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, "
+    "see https://github.com/pytorch/pytorch/pull/103001"
+)
+
+
+def _rebuild_variable(data, requires_grad, name=None):
+    """What a copy, a pickle or torch.load makes again: a leaf Variable of `data`.
+
+    Listed with torch.serialization.add_safe_globals, so torch.load(weights_only=True) may call it."""
+    variable = Variable._make(data)
+    variable._requires_grad = requires_grad
+    variable.name = name
+    return variable
+
+
+def _warn_unserialized_hooks(variable):
+    """As torch warns when a tensor with hooks is copied or saved: the hooks are left behind."""
+    if variable._grad_fn is None:
+        hooks = variable._hooks or ()
+    else:
+        hooks = [hook for output_nr, hook in variable._grad_fn._tensor_pre_hooks or ()
+                 if output_nr == variable._output_nr]
+    for hook in hooks:
+        if not hasattr(hook, "__torch_unserializable__"):
+            warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this is expected, you can "
+                          "decorate the function with @torch.utils.hooks.unserializable_hook to suppress this warning",
+                          stacklevel=3)
+
+
 def _memory_format(tensor):
     """The layout `to` gave `tensor`, for ToCopy to make again: channels_last where torch made it so."""
     if tensor.dim() == 4 and not tensor.is_contiguous() and tensor.is_contiguous(memory_format=torch.channels_last):
@@ -1029,3 +1085,4 @@ class TorchLeaf(Variable):
 function.Variable = Variable
 function.torch_leaf = torch_leaves.leaf
 torch_leaves.TorchLeaf = TorchLeaf
+torch.serialization.add_safe_globals([_rebuild_variable])
