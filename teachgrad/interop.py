@@ -62,7 +62,8 @@ def _unrecorded(func, args, kwargs):
 
 
 def _refused(func):
-    return TypeError(f"{_name(func)} was called with a teachgrad Variable that requires grad, and teachgrad has no "
+    return TypeError(f"{_name(func)} was called with an argument that requires grad (a teachgrad Variable, or a torch "
+                     "tensor such as an nn.Parameter), and teachgrad has no "
                      "op of that name to record it: use a teachgrad function or Variable method instead")
 
 

@@ -179,8 +179,10 @@ def _mse_gradient(x, t, grad, norm):
     return ((x.float() - t.float()) * norm * grad.float()).to(dtype)
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error (or summed, or per element)."""
+    if weight is not None:
+        raise NotImplementedError("teachgrad's mse_loss has no weight")
     _check_reduction(reduction)
     return MseLoss.apply(input, target, reduction)
 
