@@ -12,6 +12,8 @@ burst of other work on the machine spoils a round or two, not the result.
 2. The same with `F.linear` and binary cross-entropy with logits.
 3. A long chain `y = y * 1.0`, forward and backward: time per node at 1e3, 1e4 and 1e5 nodes.
    Flat per-node time means the engine does no more than linear work.
+4. A long chain of views `y = y[:]` (each a view of the one before), forward and backward: flat
+   per-view time means a view costs the same whatever came before it.
 """
 import argparse
 import platform
@@ -107,6 +109,24 @@ def chain(lib, n):
     return run
 
 
+def view_chain(lib, n):
+    def run():
+        x = lib.ones(4, requires_grad=True)
+        y = x * 1.0
+        for _ in range(n):
+            y = y[:]
+        y.sum().backward()
+    return run
+
+
+def chain_table(title, make_chain, rounds):
+    print(title)
+    print(f"{'nodes':>7} {'teachgrad µs':>13} {'torch µs':>9} {'ratio':>6}")
+    for n in (1_000, 10_000, 100_000):
+        ours, theirs, ratio = compare(make_chain(tg, n), make_chain(torch, n), max(3, rounds * 1000 // n + 2), warmup=1)
+        print(f"{n:>7} {ours / n * 1e6:>13.2f} {theirs / n * 1e6:>9.2f} {ratio:>6.2f}", flush=True)
+
+
 def mlp_table(title, make_step, rounds):
     print(title)
     print(f"{'width':>6} {'batch':>6} {'teachgrad µs':>13} {'torch µs':>9} {'ratio':>6}")
@@ -130,11 +150,9 @@ def main():
     mlp_table("MLP training step (4 layers, h @ W + b, relu, mean squared error)", mse_step, rounds)
     mlp_table("MLP training step (4 layers, F.linear, relu, BCE with logits)", linear_bce_step, rounds)
 
-    print("Chain y = y * 1.0, forward + backward: time per node")
-    print(f"{'nodes':>7} {'teachgrad µs':>13} {'torch µs':>9} {'ratio':>6}")
-    for n in (1_000, 10_000, 100_000):
-        ours, theirs, ratio = compare(chain(tg, n), chain(torch, n), max(3, rounds * 1000 // n + 2), warmup=1)
-        print(f"{n:>7} {ours / n * 1e6:>13.2f} {theirs / n * 1e6:>9.2f} {ratio:>6.2f}", flush=True)
+    chain_table("Chain y = y * 1.0, forward + backward: time per node", chain, rounds)
+    print()
+    chain_table("Chain of views y = y[:], forward + backward: time per view", view_chain, rounds)
 
 
 if __name__ == "__main__":

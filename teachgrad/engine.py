@@ -22,7 +22,7 @@ from collections import namedtuple
 
 import torch
 
-from . import anomaly_mode, forward_ad, function, grad_mode
+from . import anomaly_mode, forward_ad, function, grad_mode, torch_leaves
 from .function import AccumulateGrad
 from .ops.broadcast import unbroadcast
 
@@ -118,8 +118,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             )
         if g is None and materialize_grads:
             g = function.Variable(torch.zeros_like(inputs_tuple[k].data), requires_grad=create_graph)
-        result.append(None if g is None else _as_variable(g))
+        if isinstance(inputs_tuple[k], torch_leaves.TorchLeaf):   # a torch tensor's gradient: a torch tensor
+            if create_graph:
+                raise RuntimeError(torch_leaves.CREATE_GRAPH)
+            result.append(None if g is None else _plain_tensor(g))
+        else:
+            result.append(None if g is None else _as_variable(g))
     return tuple(result)
+
+
+def _plain_tensor(g):
+    return g.data if isinstance(g, function.Variable) else g
 
 
 def _as_tuple(x):
@@ -129,14 +138,20 @@ def _as_tuple(x):
 
 
 def _checked_inputs(inputs, caller):
-    """`inputs` as a tuple of Variables, refused as torch refuses them when empty or not tensors."""
+    """`inputs` as a tuple of Variables, refused as torch refuses them when empty or not tensors.
+
+    A torch tensor that requires grad is a leaf of teachgrad's graph: its TorchLeaf stands for it."""
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError(f"`inputs` argument to `{caller}()` cannot be empty.")
     for x in inputs:
-        if not isinstance(x, function.Variable):
+        if not isinstance(x, (function.Variable, torch.Tensor)):
             raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(x).__name__}")
-    return inputs
+    return tuple(_input_variable(x) if isinstance(x, torch.Tensor) else x for x in inputs)
+
+
+def _input_variable(tensor):
+    return torch_leaves.leaf(tensor) if tensor.requires_grad else function.Variable._make(tensor)
 
 
 def _as_variable(g):
@@ -393,7 +408,7 @@ def _call_node(node, grad_outputs):
 
 def _call_user_backward(node, grad_outputs):
     """A user's backward, checked; in a first-order pass it gets Variables (as torch's gets tensors)."""
-    first_order = not grad_mode._state.enabled
+    first_order = not grad_mode.is_grad_enabled()
     if first_order:
         grad_outputs = [_hook_value(g) for g in grad_outputs]
     grads = node.apply(*grad_outputs)

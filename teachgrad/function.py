@@ -27,7 +27,7 @@ import weakref
 
 import torch
 
-from . import anomaly_mode, forward_ad, grad_mode, graph
+from . import anomaly_mode, forward_ad, grad_mode, graph, torch_leaves
 
 _sequence_nr = itertools.count()
 
@@ -249,7 +249,7 @@ class BackwardNode(Node):
             raise RuntimeError(FREED_MESSAGE)
         # Variables for a user's backward (as torch hands it tensors), higher-order passes and tangents;
         # the built-in ops compute a first-order backward on the plain tensors
-        as_variable = self._forward_cls.check_gradients or grad_mode._state.enabled or forward_ad._current_level >= 0
+        as_variable = self._forward_cls.check_gradients or _grad_enabled() or forward_ad._current_level >= 0
         return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
     def _saved_tensor(self, index):
@@ -265,7 +265,7 @@ class BackwardNode(Node):
 
     def mark_non_differentiable(self, *tensors):
         """Outputs that will never require grad (indices, masks)."""
-        self._non_differentiable = tensors
+        self._non_differentiable = tuple(t.data if isinstance(t, Variable) else t for t in tensors)
 
     def set_materialize_grads(self, value):
         """Whether backward gets zeros (True, the default) or None for outputs that got no gradient."""
@@ -309,12 +309,15 @@ class AccumulateGrad(Node):
     _sequence_nr = float("inf")  # as in torch: a leaf's gradient is accumulated as soon as it is ready
 
     def __init__(self, variable):
-        self.variable = variable
+        self.variable = variable   # a Variable, or a torch tensor that requires grad (see teachgrad.torch_leaves)
 
     @property
     def _tensor_pre_hooks(self):
         """The leaf's own tensor hooks, run on the gradient before it is accumulated."""
-        return [(0, hook) for hook in self.variable._hooks] if self.variable._hooks else None
+        variable = self.variable
+        if isinstance(variable, torch.Tensor):
+            return torch_leaves.check_no_torch_hooks(variable)
+        return [(0, hook) for hook in variable._hooks] if variable._hooks else None
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
@@ -325,7 +328,10 @@ class AccumulateGrad(Node):
         Under a lock, as torch's: threads running backward at once may share a leaf.
         """
         with _accumulate_lock:
-            self.variable._accumulate_grad(grad, owned)
+            if isinstance(self.variable, torch.Tensor):
+                torch_leaves.accumulate(self.variable, grad, owned)
+            else:
+                self.variable._accumulate_grad(grad, owned)
         return ()
 
 
@@ -382,19 +388,23 @@ class Function:
         if kwargs or cls._has_setup_context:
             args = _bind_arguments(cls, args, kwargs)
         ctx = cls._backward_cls()
-        state = grad_mode._state
-        grad_on = state.enabled and not state.inference
-        raw, next_nodes, input_nrs, slots, metas = _read_inputs(cls, ctx, args, grad_on)
+        grad_on = _grad_enabled() and not _inference_enabled()   # (grad mode may be on inside inference mode)
+        args, raw, next_nodes, input_nrs, slots, metas = _read_inputs(cls, ctx, args, grad_on)
         requires_grad = True in ctx.needs_input_grad
 
-        if grad_on:  # forward runs on plain tensors with grad mode off, as in torch
-            state.enabled = False
+        if grad_on and cls.check_gradients:
+            # a user's forward runs with grad mode off, as in torch: teachgrad functions it calls record
+            # nothing, and what it returns and saves is plain data to the engine. (A built-in's forward
+            # runs torch kernels on plain tensors that require no grad: nothing is recorded either way.)
+            grad_mode._set_enabled(False)
             try:
-                output = _run_forward(cls, ctx, raw)
+                output = _plain_data(_run_forward(cls, ctx, raw))
             finally:
-                state.enabled = True
+                grad_mode._set_enabled(True)
         else:
             output = _run_forward(cls, ctx, raw)
+            if cls.check_gradients:
+                output = _plain_data(output)
 
         if not requires_grad:
             if isinstance(output, tuple):
@@ -437,10 +447,22 @@ class Function:
 
 def _read_inputs(cls, ctx, args, grad_on):
     """Each argument's data, and for each input (a tensor, or a number some built-ins take as one) its edge
-    and (shape, dtype, device); sets `ctx.needs_input_grad`. Returns (raw, next_nodes, input_nrs, slots, metas)."""
+    and (shape, dtype, device); sets `ctx.needs_input_grad`.
+
+    A torch tensor that requires grad (an `nn.Parameter`) is a leaf of teachgrad's graph: it stands in
+    the arguments as a `TorchLeaf` Variable, whose edge leads to the tensor's own AccumulateGrad.
+    Returns (args, raw, next_nodes, input_nrs, slots, metas)."""
     raw, next_nodes, input_nrs, slots, needs, metas = [], [], [], [], [], []
     skipped = cls.nondifferentiable_args
+    replaced = None
     for i, arg in enumerate(args):
+        if grad_on and type(arg) is not Variable and isinstance(arg, torch.Tensor) and arg.requires_grad:
+            if skipped and i in skipped:   # an index, a condition, a weight: never differentiated
+                arg = arg.detach()
+            else:
+                arg = torch_leaf(arg)
+            replaced = list(args) if replaced is None else replaced
+            replaced[i] = arg
         if isinstance(arg, Variable) and not (skipped and i in skipped):
             data = arg._data
             raw.append(data)
@@ -468,7 +490,19 @@ def _read_inputs(cls, ctx, args, grad_on):
                 metas.append(None)
                 slots.append(i)
     ctx.needs_input_grad = tuple(needs)
-    return raw, tuple(next_nodes), tuple(input_nrs), tuple(slots), tuple(metas)
+    if replaced is not None:
+        args = tuple(replaced)
+    return args, raw, tuple(next_nodes), tuple(input_nrs), tuple(slots), tuple(metas)
+
+
+def _plain_data(output):
+    """What a user's forward returned, with any Variable (it computed with teachgrad functions) as its data:
+    the engine records the Function's own node for it, as torch does for a forward that used torch functions."""
+    if isinstance(output, Variable):
+        return output.data
+    if isinstance(output, tuple):
+        return tuple(o.data if isinstance(o, Variable) else o for o in output)
+    return output
 
 
 def _meta(tensor):
@@ -576,6 +610,8 @@ def _pack_saved(to_save, args, raw, outputs, result):
         if tensor is None:
             saved.append(None)
             continue
+        if isinstance(tensor, Variable):   # forward computed it with teachgrad functions: its data is saved
+            tensor = tensor.data
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type {type(tensor).__name__}")
         if tensor.is_inference():
@@ -713,3 +749,6 @@ def once_differentiable(backward):
 
 
 Variable = None  # set by teachgrad.variable, which builds on this module
+torch_leaf = None  # likewise: the Variable that stands for a torch tensor requiring grad
+_grad_enabled = grad_mode.is_grad_enabled
+_inference_enabled = torch.is_inference_mode_enabled

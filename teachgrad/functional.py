@@ -1,12 +1,15 @@
 """Module-level functions mirroring torch's: `tg.exp(x)` is `x.exp()`, `tg.matmul(a, b)` is `a @ b`."""
 import torch
 
-from . import ops
+from . import ops, torch_leaves
 from .variable import Variable
 
 
 def _variable(x):
-    return x if isinstance(x, Variable) else Variable(x)
+    """x as a Variable: a torch tensor that requires grad becomes a leaf of teachgrad's graph (teachgrad.torch_leaves)."""
+    if isinstance(x, Variable):
+        return x
+    return torch_leaves.as_variable(x) if isinstance(x, torch.Tensor) else Variable(x)
 
 
 def add(a, b, alpha=1):
@@ -170,12 +173,28 @@ def eq(a, b):
 
 def cat(tensors, dim=0):
     """Join tensors along dimension `dim`."""
-    return ops.Cat.apply(dim, *tensors)
+    _check_sequence("cat", tensors)
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for k, x in enumerate(tensors):
+        if x.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated")
+    return ops.Cat.apply(ops.shape.wrap_dim(dim, tensors[0].dim()), *tensors)
 
 
 def stack(tensors, dim=0):
     """Join tensors along a new dimension `dim`."""
-    return ops.Stack.apply(dim, *tensors)
+    _check_sequence("stack", tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    return ops.Stack.apply(ops.shape.wrap_dim(dim, tensors[0].dim() + 1), *tensors)
+
+
+def _check_sequence(name, tensors):
+    """As torch: a list or tuple of tensors, never one tensor (which would be joined row by row)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{'Tensor' if isinstance(tensors, (Variable, torch.Tensor)) else type(tensors).__name__}")
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

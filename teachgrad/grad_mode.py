@@ -3,7 +3,9 @@
     with tg.no_grad():          # nothing in here builds a graph
         w -= lr * w.grad
 
-The flags are per thread, as in torch. Each manager also works as a decorator, on functions and
+There is one flag, torch's own (per thread, as torch's): `tg.no_grad()` and `torch.no_grad()`,
+`tg.set_grad_enabled` and `torch.set_grad_enabled`, `tg.inference_mode` and `torch.inference_mode`
+are interchangeable, and nested in any mix. Each manager also works as a decorator, on functions and
 on generators (the mode holds while the generator runs), and `no_grad`, `enable_grad` and
 `inference_mode` also bare: `@tg.no_grad`.
 
@@ -13,17 +15,14 @@ can never enter a graph later (saved for backward, or changed in place outside t
 import functools
 import inspect
 import sys
-import threading
 
 import torch
 
 
-class _State(threading.local):
-    enabled = True      # each new thread starts with grad mode on
-    inference = False   # and outside inference mode
-
-
-_state = _State()
+# torch's switches, read and set directly: a learner's `with torch.no_grad():` turns teachgrad's recording
+# off too (a separate flag would let teachgrad record where the learner asked for nothing to be)
+is_grad_enabled = torch._C.is_grad_enabled
+_set_enabled = torch._C._set_grad_enabled
 
 INFERENCE_SAVED = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
@@ -33,18 +32,9 @@ INFERENCE_SAVED = (
 INFERENCE_REQUIRES_GRAD = "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
 
 
-def is_grad_enabled():
-    """True when operations on Variables that require grad are recorded."""
-    return _state.enabled
-
-
 def is_inference_mode_enabled():
-    """True inside `inference_mode()`."""
-    return _state.inference
-
-
-def _set_enabled(mode):
-    _state.enabled = bool(mode)
+    """True inside `inference_mode()` (teachgrad's or torch's: they are one)."""
+    return torch.is_inference_mode_enabled()
 
 
 class _DecoratorContextManager:
@@ -171,15 +161,12 @@ class inference_mode(_DecoratorContextManager):
         self.mode = mode
 
     def __enter__(self):
-        self.prev = (_state.enabled, _state.inference)
-        self._torch_mode = torch.inference_mode(self.mode)   # torch's kernels then make inference tensors
+        # torch's own: its kernels make inference tensors, and grad mode goes off (on for inference_mode(False))
+        self._torch_mode = torch.inference_mode(self.mode)
         self._torch_mode.__enter__()
-        _state.inference = self.mode
-        _state.enabled = not self.mode   # as torch: inference_mode(False) turns grad mode on
 
     def __exit__(self, *exc):
         self._torch_mode.__exit__(*exc)
-        _state.enabled, _state.inference = self.prev
         return False
 
     def clone(self):

@@ -2,14 +2,14 @@
 
 torch asks any argument that is not a tensor but has `__torch_function__` to run the call. Where
 nothing is recorded (grad mode off, as in a custom Function's first-order backward, or no argument
-requiring grad), torch's function runs on the data and its tensors come back as Variables. Where a
+requiring grad: a Variable, or a torch tensor, which is a leaf of teachgrad's graph), torch's function runs on the data and its tensors come back as Variables. Where a
 graph must be recorded, the call goes to teachgrad's op of the same name (`torch.cat` -> `tg.cat`,
 `torch.nn.functional.relu` -> `tg.nn.functional.relu`, `t * x` -> `Variable.mul`), and is refused,
 with a TypeError naming the function, when teachgrad has none.
 """
 import torch
 
-from . import grad_mode
+from . import grad_mode, torch_leaves
 
 
 def handle(func, args, kwargs):
@@ -20,8 +20,8 @@ def handle(func, args, kwargs):
     ours, self_first = _teachgrad_version(func, Variable)
     if ours is None:
         return _unrecorded(func, args, kwargs)
-    if self_first and not isinstance(args[0], Variable):   # t * x: a plain tensor as self
-        args = (Variable._make(args[0]), *args[1:])
+    if self_first and not isinstance(args[0], Variable):   # t * x: a torch tensor as self (a leaf if it requires grad)
+        args = (torch_leaves.as_variable(args[0]), *args[1:])
     return ours(*args, **kwargs)
 
 
@@ -62,7 +62,8 @@ def _unrecorded(func, args, kwargs):
 
 
 def _refused(func):
-    return TypeError(f"{_name(func)} was called with a teachgrad Variable that requires grad, and teachgrad has no "
+    return TypeError(f"{_name(func)} was called with an argument that requires grad (a teachgrad Variable, or a torch "
+                     "tensor such as an nn.Parameter), and teachgrad has no "
                      "op of that name to record it: use a teachgrad function or Variable method instead")
 
 
@@ -107,7 +108,8 @@ def _teachgrad_version(func, Variable):
 
 
 def _any_requires_grad(value, Variable):
-    if isinstance(value, Variable):
+    """Whether a Variable, or a torch tensor (a leaf of teachgrad's graph, see teachgrad.torch_leaves), requires grad."""
+    if isinstance(value, (Variable, torch.Tensor)):
         return value.requires_grad
     if isinstance(value, (tuple, list)):
         return any(_any_requires_grad(v, Variable) for v in value)

@@ -7,6 +7,7 @@
 `data` is the torch tensor itself; `grad_fn` is the node that made it (None for leaves);
 `grad` is filled in by backward. Every op runs a `Function` from `teachgrad.ops`.
 """
+import copy
 import numbers
 import operator
 import warnings
@@ -14,7 +15,7 @@ import weakref
 
 import torch
 
-from . import engine, forward_ad, function, grad_mode, interop, ops, views
+from . import engine, forward_ad, function, grad_mode, interop, ops, torch_leaves, views
 from .function import AccumulateGrad, RemovableHandle
 
 _NON_LEAF_GRAD = (
@@ -195,6 +196,9 @@ class Variable:
 
     def requires_grad_(self, requires_grad=True):
         """Set `requires_grad` in place and return self (on a non-leaf, only True, which it already is)."""
+        if not isinstance(requires_grad, bool):   # as torch: 1 or None is a mistake, not a truth value
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f"{type(requires_grad).__name__}")
         if requires_grad and self.grad_fn is not None:
             return self
         if requires_grad and self.data.is_complex():
@@ -225,7 +229,7 @@ class Variable:
 
         A first gradient is copied, so `.grad` shares memory with nothing else, unless `owned`.
         """
-        if grad_mode._state.enabled:
+        if grad_mode.is_grad_enabled():
             new = grad if isinstance(grad, Variable) else Variable._make(grad)
             # a first gradient is copied into a fresh tensor, recorded as torch records it (CopyBackwards)
             self._grad = ops.CopyGrad.apply(torch.empty_like(self.data), new) if self._grad is None else self._grad + new
@@ -390,6 +394,30 @@ class Variable:
         if forward_ad.is_dual(self):
             body += ", tangent=" + repr(forward_ad.tangent_of(self)).replace("\n", "\n" + " " * len("Variable("))
         return f"Variable({body})"
+
+    # --- copies and files, by torch's rules (torch/_tensor.py: __deepcopy__, __reduce_ex__) ---
+
+    def __copy__(self):
+        """copy.copy: a new leaf over the same storage, with requires_grad; no .grad, no hooks, no history."""
+        _warn_unserialized_hooks(self)
+        return _rebuild_variable(copy.copy(self.data), self.requires_grad, self.name)
+
+    def __deepcopy__(self, memo):
+        """copy.deepcopy: only of a leaf; new storage (views copied together keep sharing theirs), .grad copied."""
+        if self.grad_fn is not None:
+            raise RuntimeError(_DEEPCOPY_NON_LEAF)
+        if id(self) in memo:
+            return memo[id(self)]
+        new = _rebuild_variable(copy.deepcopy(self.data, memo), self._requires_grad, copy.deepcopy(self.name, memo))
+        if self._grad is not None:
+            new._grad = Variable._make(copy.deepcopy(self._grad.data, memo))
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, protocol):
+        """pickle and torch.save: the data and requires_grad (a leaf when loaded); not .grad, hooks or history."""
+        _warn_unserialized_hooks(self)
+        return _rebuild_variable, (self.data, self.requires_grad, self.name)
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -611,13 +639,13 @@ class Variable:
     # --- reductions ---
 
     def sum(self, dim=None, keepdim=False):
-        if dim is None:
-            return ops.Sum.apply(self)
+        if dim is None:   # every dimension: kept (as size 1) only when asked
+            return ops.SumDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Sum.apply(self)
         return ops.SumDim.apply(self, dim, keepdim)
 
     def mean(self, dim=None, keepdim=False):
         if dim is None:
-            return ops.Mean.apply(self)
+            return ops.MeanDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Mean.apply(self)
         return ops.MeanDim.apply(self, dim, keepdim)
 
     def max(self, dim=None, keepdim=False):
@@ -708,22 +736,48 @@ class Variable:
         return self.expand(other.shape)
 
     def narrow(self, dim, start, length):
-        dim = dim % self.dim()
+        """`length` positions from `start` along `dim` (a view); checked as torch checks them."""
+        if self.dim() == 0:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        dim = ops.shape.wrap_dim(dim, self.dim())
+        size = self.shape[dim]
+        if not -size <= start <= size:
+            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        start = start + size if start < 0 else start
+        if start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
         return ops.Slice.apply(self, (slice(None),) * dim + (slice(start, start + length),))
 
     def select(self, dim, index):
-        dim = dim % self.dim()
+        """Position `index` along `dim`, which disappears (a view); checked as torch checks them."""
+        if self.dim() == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        dim = ops.shape.wrap_dim(dim, self.dim())
+        if not -self.shape[dim] <= index < self.shape[dim]:
+            raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} "
+                             f"at dimension {dim}")
         return ops.Select.apply(self, (slice(None),) * dim + (index,))
 
     def unbind(self, dim=0):
-        return ops.Unbind.apply(self, dim % self.dim())
+        if self.dim() == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return ops.Unbind.apply(self, ops.shape.wrap_dim(dim, self.dim()))
 
     def split(self, split_size, dim=0):
         """Pieces of `split_size` along `dim` (the last may be smaller), or of the sizes listed."""
-        dim = dim % self.dim()
+        if self.dim() == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        dim = ops.shape.wrap_dim(dim, self.dim())
         if isinstance(split_size, int):
             length = self.shape[dim]
-            sizes = [min(split_size, length - start) for start in range(0, length, split_size)] or [0]
+            if split_size < 0:
+                raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+            if split_size == 0 and length != 0:
+                raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size of "
+                                   f"{length}")
+            sizes = [min(split_size, length - start) for start in range(0, length, split_size or 1)] or [0]
             return ops.Split.apply(self, tuple(sizes), dim)
         return ops.SplitWithSizes.apply(self, tuple(split_size), dim)
 
@@ -732,7 +786,11 @@ class Variable:
 
     def chunk(self, chunks, dim=0):
         """`chunks` pieces along `dim`, as even as possible (torch's rule: ceil(size / chunks) each)."""
-        size = self.shape[dim % self.dim()]
+        if self.dim() == 0:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        size = self.shape[ops.shape.wrap_dim(dim, self.dim())]
         return self.split(max(-(-size // chunks), 1), dim)
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
@@ -747,11 +805,12 @@ class Variable:
     # --- moving between devices and dtypes ---
 
     def to(self, *args, **kwargs):
-        """A copy on another device and/or with another dtype; self when nothing changes (as torch)."""
+        """A copy on another device, dtype or memory format (ToCopyBackward0); self when torch's `to` would
+        return the tensor itself (nothing changes and no `copy=True`)."""
         target = self.data.to(*args, **kwargs) if args or kwargs else self.data
-        if target is self.data or (target.device == self.device and target.dtype == self.dtype):
+        if target is self.data:
             return self
-        return ops.ToCopy.apply(self, target.device, target.dtype)
+        return ops.ToCopy.apply(self, target.device, target.dtype, _memory_format(target))
 
     def cpu(self):
         return self.to("cpu")
@@ -920,6 +979,46 @@ def _plain(x):
     return x.data if isinstance(x, Variable) else x
 
 
+_DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  "
+    "If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, "
+    "see https://github.com/pytorch/pytorch/pull/103001"
+)
+
+
+def _rebuild_variable(data, requires_grad, name=None):
+    """What a copy, a pickle or torch.load makes again: a leaf Variable of `data`.
+
+    Listed with torch.serialization.add_safe_globals, so torch.load(weights_only=True) may call it."""
+    variable = Variable._make(data)
+    variable._requires_grad = requires_grad
+    variable.name = name
+    return variable
+
+
+def _warn_unserialized_hooks(variable):
+    """As torch warns when a tensor with hooks is copied or saved: the hooks are left behind."""
+    if variable._grad_fn is None:
+        hooks = variable._hooks or ()
+    else:
+        hooks = [hook for output_nr, hook in variable._grad_fn._tensor_pre_hooks or ()
+                 if output_nr == variable._output_nr]
+    for hook in hooks:
+        if not hasattr(hook, "__torch_unserializable__"):
+            warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this is expected, you can "
+                          "decorate the function with @torch.utils.hooks.unserializable_hook to suppress this warning",
+                          stacklevel=3)
+
+
+def _memory_format(tensor):
+    """The layout `to` gave `tensor`, for ToCopy to make again: channels_last where torch made it so."""
+    if tensor.dim() == 4 and not tensor.is_contiguous() and tensor.is_contiguous(memory_format=torch.channels_last):
+        return torch.channels_last
+    if tensor.dim() == 5 and not tensor.is_contiguous() and tensor.is_contiguous(memory_format=torch.channels_last_3d):
+        return torch.channels_last_3d
+    return torch.preserve_format
+
+
 _CPP_DTYPE = {torch.float32: "float", torch.float64: "double", torch.float16: "c10::Half",
               torch.bfloat16: "c10::BFloat16", torch.int64: "long int", torch.int32: "int", torch.int16: "short int",
               torch.int8: "signed char", torch.uint8: "unsigned char", torch.bool: "bool",
@@ -966,4 +1065,24 @@ def _shape_arg(shape):
     return tuple(shape)
 
 
+class TorchLeaf(Variable):
+    """A torch tensor that requires grad (an `nn.Parameter`), standing inside a teachgrad op.
+
+    Its data is the tensor detached (the same storage and version counter); its gradient goes to
+    the tensor's own AccumulateGrad node, which fills the tensor's `.grad` (see teachgrad.torch_leaves).
+    """
+
+    __slots__ = ("tensor",)
+
+    def _grad_accumulator(self):
+        return torch_leaves.accumulator(self.tensor)
+
+    @property
+    def grad(self):
+        return self.tensor.grad
+
+
 function.Variable = Variable
+function.torch_leaf = torch_leaves.leaf
+torch_leaves.TorchLeaf = TorchLeaf
+torch.serialization.add_safe_globals([_rebuild_variable])

@@ -31,15 +31,34 @@ DETACH_VIEW = (
 
 
 class ViewInfo:
-    """What a view knows: its base, how to make it again from the base, and when it was made."""
+    """What a view knows: its base, how to make it again from the base, and when it was made.
 
-    __slots__ = ("base", "chain", "creation", "version")
+    How to make it again is kept as a link: the view op that made it (`step`) and the ViewInfo of the
+    view it was made from (`parent`), so making a view costs the same however long the chain before it
+    (a view of a view of ... n views: O(n) in all, not O(n²)). `chain` spells the whole chain out, when
+    an in-place write needs it.
+    """
 
-    def __init__(self, base, chain, creation, version):
+    __slots__ = ("base", "parent", "step", "creation", "version")
+
+    def __init__(self, base, parent, step, creation, version):
         self.base = base          # the Variable that owns the storage (never itself a view)
-        self.chain = chain        # ((Function, args), ...): the view ops from base to this view (None: unknown)
+        self.parent = parent      # the ViewInfo of the view this one was made from (None: made from the base)
+        self.step = step          # (Function, args): the view op that made it from there (None: unknown)
         self.creation = creation  # DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE or IN_CUSTOM_FUNCTION (torch's CreationMeta)
         self.version = version    # the version counter when grad_fn was last right
+
+    @property
+    def chain(self):
+        """((Function, args), ...): the view ops from the base to this view, or None when one is unknown."""
+        steps = []
+        info = self
+        while info is not None:
+            if info.step is None:
+                return None
+            steps.append(info.step)
+            info = info.parent
+        return tuple(reversed(steps))
 
 
 def mark_view(output, source, step, multi_output=False):
@@ -50,12 +69,12 @@ def mark_view(output, source, step, multi_output=False):
     else:
         creation = NO_GRAD_MODE
     if info is None:
-        base, chain = source, (step,)
+        base = source
     else:
-        base, chain = info.base, None if info.chain is None else info.chain + (step,)
+        base = info.base
         if creation == DEFAULT:              # a view of a restricted view stays restricted
             creation = info.creation
-    output._view = ViewInfo(base, chain, creation, output.data._version)
+    output._view = ViewInfo(base, info, step, creation, output.data._version)
 
 
 def mark_custom_view(output, source, multi_output):
@@ -66,7 +85,7 @@ def mark_custom_view(output, source, multi_output):
     """
     info = source._view
     creation = MULTI_OUTPUT_NODE if multi_output else IN_CUSTOM_FUNCTION
-    output._view = ViewInfo(source if info is None else info.base, None, creation, output.data._version)
+    output._view = ViewInfo(source if info is None else info.base, None, None, creation, output.data._version)
 
 
 def replay(chain, x):

@@ -155,7 +155,8 @@ class MseLoss(Function):
     @staticmethod
     def backward(ctx, grad):
         x, t = ctx.saved_tensors
-        diff = 2 * (x - t) * _reduce_grad(grad, ctx.reduction, ctx.count)
+        norm = 2.0 / ctx.count if ctx.reduction == "mean" else 2.0
+        diff = _mse_gradient(x, t, grad, norm)
         grad_x = unbroadcast(diff, ctx.shapes[0]) if ctx.needs_input_grad[0] else None
         grad_t = unbroadcast(-diff, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return grad_x, grad_t, None
@@ -166,8 +167,22 @@ class MseLoss(Function):
         return _reduce_tangent(2 * (x - t) * (tx - tt), reduction)
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def _mse_gradient(x, t, grad, norm):
+    """norm * (x - t) * grad, in that order, as torch's kernel computes it (half and bfloat16 in float32).
+
+    The 2 and the 1/n are one factor applied to the difference first: forming 2 * (x - t) before
+    dividing by n overflows to inf near the dtype's limit where torch's gradient stays finite.
+    """
+    dtype = x.dtype
+    if dtype not in (torch.float16, torch.bfloat16):
+        return (x - t) * norm * grad
+    return ((x.float() - t.float()) * norm * grad.float()).to(dtype)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error (or summed, or per element)."""
+    if weight is not None:
+        raise NotImplementedError("teachgrad's mse_loss has no weight")
     _check_reduction(reduction)
     return MseLoss.apply(input, target, reduction)
 

@@ -266,7 +266,7 @@ class PowScalarBase(Function):
     def backward(ctx, grad):
         b, result = ctx.saved_tensors
         if ctx.base == 0:   # 0 ** b is flat (0) for b > 0 and 1 at b == 0: derivative 0, not 0 * -inf
-            return None, grad * (result * ctx.log_base).where(b < 0, 0.0)
+            return None, grad * (result * ctx.log_base).where(~(b >= 0), 0.0)   # (NaN stays NaN, as torch's)
         return None, grad * (result * ctx.log_base)
 
     @staticmethod

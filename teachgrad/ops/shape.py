@@ -8,6 +8,16 @@ from .. import function
 from ..function import Function
 
 
+def wrap_dim(dim, ndim):
+    """A dimension argument as torch checks it: in [-ndim, ndim - 1] (a 0-dim tensor counts as 1-dim), made >= 0.
+
+    Out of range is torch's IndexError, never a silent wrap onto another dimension."""
+    bound = max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})")
+    return dim % bound
+
+
 class T(Function):
     """a.t(): transpose a matrix; the gradient is transposed back."""
 
@@ -237,18 +247,18 @@ class ToCopy(Function):
     check_gradients = False
 
     @staticmethod
-    def forward(ctx, a, device, dtype):
+    def forward(ctx, a, device, dtype, memory_format=torch.preserve_format):
         ctx.device, ctx.dtype = a.device, a.dtype
-        return a.to(device=device, dtype=dtype)
+        return a.to(device=device, dtype=dtype, memory_format=memory_format, copy=True)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.to(device=ctx.device, dtype=ctx.dtype), None, None
+        return grad.to(device=ctx.device, dtype=ctx.dtype), None, None, None
 
     @staticmethod
-    def jvp(ctx, ta, _device, _dtype):
+    def jvp(ctx, ta, _device, _dtype, memory_format=torch.preserve_format):
         result = ctx._result
-        return ta.to(device=result.device, dtype=result.dtype)
+        return ta.to(device=result.device, dtype=result.dtype, memory_format=memory_format)
 
 
 # --- indexing ---------------------------------------------------------------------------------

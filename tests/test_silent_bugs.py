@@ -1,0 +1,104 @@
+"""Results that once differed from torch's with no error (issue 21), each run twice: under teachgrad
+and under torch, comparing values, gradients, shapes, and exception types and messages."""
+import pytest
+import torch
+
+import teachgrad as tg
+from tests.twins import same
+
+
+# --- dimension arguments: out of range is torch's IndexError, never a wrap onto another dimension ---
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.select(2, 0), lambda x: x.select(-3, 0), lambda x: x.select(0, 5), lambda x: x.select(1, -4),
+    lambda x: x.select(1, -1),
+    lambda x: x.narrow(2, 0, 1), lambda x: x.narrow(-3, 0, 1), lambda x: x.narrow(1, 2, 2),
+    lambda x: x.narrow(1, -1, 1), lambda x: x.narrow(1, 0, -1), lambda x: x.narrow(1, 4, 0),
+    lambda x: x.unbind(2), lambda x: x.unbind(-3), lambda x: x.unbind(-1),
+    lambda x: x.split(1, 2), lambda x: x.split([1, 2], 2), lambda x: x.split(2, -1), lambda x: x.split(0, 1),
+    lambda x: x.split(-1, 1),
+    lambda x: x.chunk(2, 2), lambda x: x.chunk(-2), lambda x: x.chunk(0), lambda x: x.chunk(2, -1),
+], ids=lambda call: None)
+def test_dimension_and_index_checks(call):
+    same(lambda lib: call(lib.ones(2, 3)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.select(0, 0), lambda x: x.narrow(0, 0, 1), lambda x: x.unbind(0), lambda x: x.split(1),
+    lambda x: x.chunk(2),
+])
+def test_zero_dim_tensors_refuse_dimension_ops(call):
+    same(lambda lib: call(lib.tensor(1.0)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.cat(x), lambda lib, x: lib.stack(x), lambda lib, x: lib.cat([x, x], 2),
+    lambda lib, x: lib.cat([x, x], -3), lambda lib, x: lib.cat([x, x], -1), lambda lib, x: lib.cat([]),
+])
+def test_cat_and_stack_arguments(call):
+    same(lambda lib: call(lib, lib.ones(2, 3)))
+
+
+def test_gradients_through_checked_dimension_ops():
+    def snippet(lib):
+        x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        parts = x.chunk(2, -1) + x.split(1, -2) + x.unbind(-1) + (x.narrow(-1, 1, 2), x.select(-2, 1))
+        sum(((k + 1) * p.sum() for k, p in enumerate(parts)), lib.tensor(0.0)).backward()
+        return x.grad
+    same(snippet)
+
+
+# --- special values ---
+
+def test_zero_to_the_power_nan_has_nan_gradient():
+    def snippet(lib):
+        e = lib.tensor([float("nan"), 0.0, 1.0, -1.0], requires_grad=True)
+        (0.0 ** e).sum().backward()
+        return e.grad
+    same(snippet)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_mse_loss_gradient_stays_finite_near_the_dtype_limit(dtype):
+    def snippet(lib):
+        big = torch.finfo(dtype).max / 2
+        x = lib.tensor([big, -big, 0.0], dtype=dtype, requires_grad=True)
+        t = lib.tensor([-big / 2, big / 2, 1.0], dtype=dtype)
+        lib.nn.functional.mse_loss(x, t).backward(lib.tensor(1e-6, dtype=dtype))
+        return x.grad
+    same(snippet)
+
+
+# --- shapes and copies ---
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_sum_and_mean_over_all_dims_keepdim(reduce):
+    def snippet(lib):
+        x = lib.ones(2, 3, requires_grad=True)
+        y = getattr(x, reduce)(None, keepdim=True)
+        z = getattr(lib, reduce)(x, None, keepdim=True)
+        (y * 2 + z).sum().backward()
+        return y.shape, z.shape, x.grad, y.grad_fn.name()
+    same(snippet)
+
+
+def test_to_channels_last_and_copy_true_make_copies():
+    def snippet(lib):
+        w = lib.ones(1, 2, 3, 4, requires_grad=True)
+        a = w.to(memory_format=torch.channels_last)
+        b = w.to(torch.float32, copy=True)
+        c = w.to(memory_format=torch.contiguous_format)
+        d = w.to(torch.float64, memory_format=torch.channels_last)
+        (a.sum() + 2 * b.sum() + 3 * d.sum()).backward()
+        return (a is w, a.stride(), a.grad_fn.name(), b is w, b.grad_fn.name(), c is w, d.stride(), d.dtype,
+                b.data_ptr() == w.data_ptr(), w.grad)
+    same(snippet)
+
+
+def test_to_channels_last_needs_rank_4():
+    same(lambda lib: lib.ones(2, 3).to(memory_format=torch.channels_last))
+
+
+@pytest.mark.parametrize("flag", [1, 0, 1.0, None, "yes"])
+def test_requires_grad_takes_only_bool(flag):
+    same(lambda lib: lib.ones(2).requires_grad_(flag).requires_grad)
