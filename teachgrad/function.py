@@ -27,7 +27,7 @@ import weakref
 
 import torch
 
-from . import anomaly_mode, forward_ad, grad_mode, graph
+from . import anomaly_mode, dirty, forward_ad, grad_mode, graph
 
 _sequence_nr = itertools.count()
 
@@ -56,6 +56,14 @@ class Node:
     _pre_hooks = None           # [fn(grad_outputs) -> grad_outputs or None]: register_prehook
     _post_hooks = None          # [fn(grad_inputs, grad_outputs) -> grad_inputs or None]: register_hook
     _sequence_nr = 0
+    _metadata = None
+
+    @property
+    def metadata(self):
+        """A dict kept with the node for the user's own notes (torch's Node.metadata); empty at first."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     @property
     def next_functions(self):
@@ -220,6 +228,7 @@ class BackwardNode(Node):
     _freed = False
     _wrapped = None       # a CopySlices node's write node, released with it
     _non_differentiable = ()
+    _dirty = ()           # inputs forward wrote into in place (ctx.mark_dirty; see teachgrad.dirty)
     _input_meta = ()   # (shape, dtype, device) per input, set by apply; none for nodes made without a forward
     materialize_grads = True
     _saved_for_forward = None
@@ -262,6 +271,10 @@ class BackwardNode(Node):
         if self._freed and self._saved[index] is None:
             return None
         return self.saved_tensors[index]
+
+    def mark_dirty(self, *tensors):
+        """Inputs that forward modified in place; each must also be returned (see teachgrad.dirty)."""
+        self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors):
         """Outputs that will never require grad (indices, masks)."""
@@ -326,10 +339,21 @@ class AccumulateGrad(Node):
         """
         with _accumulate_lock:
             self.variable._accumulate_grad(grad, owned)
+        hooks = getattr(self.variable, "_post_accumulate_grad_hooks", None)
+        if hooks:   # Variable.register_post_accumulate_grad_hook's
+            _call_post_accumulate_grad_hooks(self.variable, hooks)
         return ()
 
 
 _accumulate_lock = threading.Lock()
+
+
+def _call_post_accumulate_grad_hooks(variable, hooks):
+    """Each hook gets the leaf itself once its `.grad` holds the new gradient; it must return None."""
+    for hook in list(hooks):
+        result = hook(variable)
+        if result is not None:
+            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
 
 
 class Function:
@@ -395,12 +419,16 @@ class Function:
                 state.enabled = True
         else:
             output = _run_forward(cls, ctx, raw)
+        if ctx._dirty:   # ctx.mark_dirty: every dirty input returned, its version bumped
+            dirty.check_returned(ctx, output)
 
         if not requires_grad:
             if isinstance(output, tuple):
                 result = _wrap_outputs(None, output)
             else:
                 result = Variable._make(output)
+            if ctx._dirty:
+                result = dirty.inputs_as_outputs(ctx, args, raw, result)
             if cls.is_view and isinstance(args[0], Variable):
                 _mark_views(cls, args, result)
             if forward_ad._current_level >= 0:
@@ -423,6 +451,8 @@ class Function:
         else:
             result = _wrap_output(ctx, output, 0)
             outputs = (output,)
+        if ctx._dirty:   # a dirty input comes back as the output itself, with the node as its history
+            result = dirty.inputs_as_outputs(ctx, args, raw, result)
         if ctx._to_save:
             ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs, result)
             ctx._to_save = ()
@@ -531,7 +561,7 @@ def _inputs_returned_as_views(ctx, raw, output):
     that shares the input's storage (see _mark_custom_views)."""
     def fresh(o):
         if (isinstance(o, torch.Tensor) and _position(o, raw) is not None
-                and _position(o, ctx._non_differentiable) is None):
+                and _position(o, ctx._non_differentiable) is None and _position(o, ctx._dirty) is None):
             return o.view_as(o)
         return o
     return tuple(fresh(o) for o in output) if isinstance(output, tuple) else fresh(output)

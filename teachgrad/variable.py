@@ -38,7 +38,8 @@ class Variable:
     """A torch tensor that records the operations applied to it, so gradients can flow back."""
 
     __slots__ = ("_data", "_grad", "_grad_fn", "_requires_grad", "_output_nr", "_accumulator",
-                 "_retains_grad", "_hooks", "_view", "_fw_grad", "name", "__weakref__")
+                 "_retains_grad", "_hooks", "_view", "_fw_grad", "name", "__weakref__",
+                 "_post_accumulate_grad_hooks")   # (left unset until a hook is registered: read with getattr)
     __hash__ = object.__hash__
 
     def __init__(self, data, requires_grad=False, name=None):
@@ -300,6 +301,18 @@ class Variable:
             self._hooks = []
         self._hooks.append(hook)
         return RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call `hook(self)` each time a gradient has been added into this leaf's `.grad` (it returns None)."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = getattr(self, "_post_accumulate_grad_hooks", None)
+        if hooks is None:
+            hooks = self._post_accumulate_grad_hooks = []
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
 
     # --- the tensor underneath ---
 
