@@ -178,6 +178,28 @@ def stack(tensors, dim=0):
     return ops.Stack.apply(dim, *tensors)
 
 
+def all(input, *args, **kwargs):
+    """Whether all elements are true (or, along `dim`, each row's answer): torch.all on the data, no gradient."""
+    return Variable._make(torch.all(input.data if isinstance(input, Variable) else input, *args, **kwargs))
+
+
+def any(input, *args, **kwargs):
+    """Whether any element is true (or, along `dim`, each row's answer): torch.any on the data, no gradient."""
+    return Variable._make(torch.any(input.data if isinstance(input, Variable) else input, *args, **kwargs))
+
+
+def softmax(input, dim, dtype=None):
+    """torch.softmax: as tg.nn.functional.softmax, with `dim` required."""
+    from .nn import functional
+    return functional.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    """torch.log_softmax: as tg.nn.functional.log_softmax, with `dim` required."""
+    from .nn import functional
+    return functional.log_softmax(input, dim, dtype=dtype)
+
+
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether two tensors (Variables or torch tensors) are equal up to tolerances."""
     a = a.data if isinstance(a, Variable) else a

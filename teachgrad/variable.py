@@ -530,11 +530,13 @@ class Variable:
     def isnan(self):
         return Variable._make(self.data.isnan())
 
-    def all(self, dim=None):
-        return Variable._make(self.data.all() if dim is None else self.data.all(dim))
+    def all(self, *args, **kwargs):
+        """torch's Tensor.all on the data (dim, keepdim as torch's): a boolean, never recorded."""
+        return Variable._make(self.data.all(*args, **kwargs))
 
-    def any(self, dim=None):
-        return Variable._make(self.data.any() if dim is None else self.data.any(dim))
+    def any(self, *args, **kwargs):
+        """torch's Tensor.any on the data (dim, keepdim as torch's): a boolean, never recorded."""
+        return Variable._make(self.data.any(*args, **kwargs))
 
     def argmax(self, dim=None, keepdim=False):
         return Variable._make(self.data.argmax(dim, keepdim))
@@ -613,13 +615,13 @@ class Variable:
         condition = condition.data if isinstance(condition, Variable) else condition
         return ops.Where.apply(condition, self, other)
 
-    def softmax(self, dim):
+    def softmax(self, dim, dtype=None):
         from .nn import functional
-        return functional.softmax(self, dim)
+        return functional.softmax(self, dim, dtype=dtype)
 
-    def log_softmax(self, dim):
+    def log_softmax(self, dim, dtype=None):
         from .nn import functional
-        return functional.log_softmax(self, dim)
+        return functional.log_softmax(self, dim, dtype=dtype)
 
     # --- reductions ---
 
