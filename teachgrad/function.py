@@ -454,7 +454,7 @@ class Function:
         if ctx._dirty:   # a dirty input comes back as the output itself, with the node as its history
             result = dirty.inputs_as_outputs(ctx, args, raw, result)
         if ctx._to_save:
-            ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs, result)
+            ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs, result, cls.saved_names)
             ctx._to_save = ()
         if cls.is_view:
             _mark_views(cls, args, result)
@@ -599,12 +599,13 @@ def _wrap_output(ctx, tensor, output_nr):
     return Variable._make(tensor, ctx, output_nr)
 
 
-def _pack_saved(to_save, args, raw, outputs, result):
+def _pack_saved(to_save, args, raw, outputs, result, names=()):
     hooks = graph.current_hooks()
-    saved = []
+    saved, seen_as = [], []
     for k, tensor in enumerate(to_save):
         if tensor is None:
             saved.append(None)
+            seen_as.append(None)
             continue
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type {type(tensor).__name__}")
@@ -619,10 +620,23 @@ def _pack_saved(to_save, args, raw, outputs, result):
         if hooks is not None:
             results = result if isinstance(result, tuple) else (result,)
             seen = results[output_nr] if output_nr is not None else source
-            if not isinstance(seen, Variable):
-                seen = Variable._make(tensor)
-            saved[-1].set_hooks(*hooks, seen)
+            seen_as.append(seen if isinstance(seen, Variable) else Variable._make(tensor))
+        else:
+            seen_as.append(None)
+    if hooks is not None:
+        for k in _pack_order(saved, names):
+            saved[k].set_hooks(*hooks, seen_as[k])
     return tuple(saved)
+
+
+def _pack_order(saved, names):
+    """The order the pack hook sees saved tensors in, as torch's: a built-in op's saved inputs in the
+    alphabetical order of their names (`other` before `self` for a * b), then its outputs (`result`);
+    a user's Function's in the order it saved them."""
+    present = [k for k, s in enumerate(saved) if s is not None]
+    if not names:
+        return present
+    return sorted(present, key=lambda k: (saved[k].output_nr is not None, names[k] if k < len(names) else ""))
 
 
 def _position(tensor, tensors):
