@@ -34,6 +34,8 @@ class _TakesVariables:
                             "but got " + params.type())
         self._variables = []   # (Variable, the tensor the optimizer updates for it)
         super().__init__(params, *args, **kwargs)
+        # before every step, also that of a subclass that writes its own `step`
+        self.register_step_pre_hook(_hand_over_grads)
 
     def add_param_group(self, param_group):
         params = param_group["params"]
@@ -71,7 +73,6 @@ class _TakesVariables:
             self.state[new] = self.state.pop(old)
 
     def step(self, closure=None):
-        self._hand_over_grads()
         if closure is None:
             return super().step()
 
@@ -96,6 +97,11 @@ class _TakesVariables:
                 else:
                     grad.requires_grad_(False)
                 grad.zero_()
+
+
+def _hand_over_grads(optimizer, args, kwargs):
+    """The step pre-hook: the Variables' gradients, where the optimizer reads them."""
+    optimizer._hand_over_grads()
 
 
 def _taking_variables(torch_optimizer):

@@ -48,7 +48,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, requires_grad=False, **k
     std_is_tensor = isinstance(std, (Variable, torch.Tensor))
     if not (mean_is_tensor or std_is_tensor):   # a factory: a new leaf
         args = (mean, std) if size is None else (mean, std, size)
-        return Variable(torch.normal(*args, generator=generator, **kwargs), requires_grad=requires_grad)
+        if generator is not None:   # (passed only when given, so a wrong call reads as torch's message)
+            kwargs["generator"] = generator
+        return Variable(torch.normal(*args, **kwargs), requires_grad=requires_grad)
     if kwargs:   # (out=, dtype=, ... exist only for the factory form)
         raise TypeError(f"normal() got an unexpected keyword argument '{next(iter(kwargs))}'")
     if mean_is_tensor and std_is_tensor:
