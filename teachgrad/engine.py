@@ -61,6 +61,9 @@ def will_engine_execute_node(node):
     if task is None or not task.graph:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
     graph = task.graph
+    if graph["grad"] and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
     reached = node in graph["dependencies"] or node in graph["roots"]
     return reached and (graph["execute"] is None or node in graph["execute"])
 
@@ -283,7 +286,7 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
     dependencies = _count_dependencies(buffers)
     task = current_graph_task()
     if task is not None:   # (references only: nothing is copied for a question rarely asked)
-        task.graph.update(dependencies=dependencies, roots=tuple(buffers), execute=execute)
+        task.graph.update(dependencies=dependencies, roots=tuple(buffers), execute=execute, grad=capture)
     ready = [(-node._sequence_nr, n, node) for n, node in enumerate(buffers)
              if node not in dependencies and (execute is None or node in execute)]
     heapq.heapify(ready)

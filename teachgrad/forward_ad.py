@@ -296,6 +296,10 @@ def write_tangent(variable, tangent):
     from .views import replay
     base = view.base
     base_tangent = _own_tangent(base)
+    own = _own_tangent(variable)
+    if base_tangent is None and own is not None and own.shape == tangent.shape:
+        own.copy_(tangent)   # make_dual's view of a plain primal: its tangent is written where it is, as torch's
+        return
     if base_tangent is None:
         base_tangent = torch.zeros_like(base.data)
         set_tangent(base, base_tangent)
