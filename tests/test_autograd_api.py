@@ -207,6 +207,19 @@ def test_mark_dirty_through_a_view_rewrites_the_bases_history():
     same(program)
 
 
+def test_increment_version_makes_a_saved_tensor_stale():
+    def program(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 1
+        c = b.exp()
+        lib.autograd.graph.increment_version(c)
+        lib.autograd.graph.increment_version([b, c])
+        versions = b._version, c._version
+        c.sum().backward()
+        return versions
+    same(program)
+
+
 # --- Node (item 7) ----------------------------------------------------------------------------------
 
 def test_every_node_is_a_node():

@@ -20,7 +20,7 @@ from .. import engine, function
 from ..graph import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook",
-           "allow_mutation_on_saved_tensors", "Node"]
+           "allow_mutation_on_saved_tensors", "Node", "increment_version"]
 
 
 class Node(abc.ABC):
@@ -57,6 +57,13 @@ class Node(abc.ABC):
         if cls is Node and (issubclass(subclass, function.Node) or issubclass(subclass, torch.autograd.graph.Node)):
             return True
         return NotImplemented
+
+
+def increment_version(tensor):
+    """Bump the version counter of a tensor (or of each of several) written in a way autograd cannot see,
+    so a saved copy of it is known to be stale."""
+    tensors = (tensor,) if isinstance(tensor, (function.Variable, torch.Tensor)) else tensor
+    torch.autograd.graph.increment_version([t.data if isinstance(t, function.Variable) else t for t in tensors])
 
 
 def _node_of(variable):
