@@ -445,11 +445,54 @@ def test_post_accumulate_grad_hook_refusals_match_torch(make):
     same(lambda lib: make(lib).register_post_accumulate_grad_hook(print))
 
 
-def test_post_accumulate_grad_hook_must_return_none():
+@pytest.mark.parametrize("returns", [
+    lambda lib, p: 5, lambda lib, p: lib.ones(5), lambda lib, p: p.double(), lambda lib, p: p * 2,
+])
+def test_post_accumulate_grad_hook_result_is_checked_as_torch_checks_it(returns):
     def program(lib):
         w = lib.ones(2, requires_grad=True)
-        w.register_post_accumulate_grad_hook(lambda p: 5)
+        w.register_post_accumulate_grad_hook(lambda p: returns(lib, p))
         (w * 2).sum().backward()
+        return w.grad
+    same(program)
+
+
+def test_post_accumulate_grad_hook_as_torchs_docs_show_it():
+    def program(lib):
+        v = lib.tensor([0., 0., 0.], requires_grad=True)
+        lr = 0.01
+        h = v.register_post_accumulate_grad_hook(lambda p: p.add_(p.grad, alpha=-lr))
+        v.backward(lib.tensor([1., 2., 3.]))
+        h.remove()
+        return v
+    same(program)
+
+
+def test_mark_dirty_as_torchs_docs_show_it():
+    """A forward that writes through numpy: only mark_dirty tells autograd (and bumps the version)."""
+    def program(lib):
+        once_differentiable = importlib.import_module(lib.__name__ + ".autograd.function").once_differentiable
+
+        class Inplace(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x_npy = x.numpy()
+                x_npy += 1
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            @once_differentiable
+            def backward(ctx, grad_output):
+                return grad_output
+
+        a = lib.tensor(1., requires_grad=True, dtype=torch.double).clone()
+        b = a * a
+        out = Inplace.apply(a)
+        try:
+            b.backward()
+        except RuntimeError as error:
+            return out, _name(out), str(error)
     same(program)
 
 
