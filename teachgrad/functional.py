@@ -188,16 +188,24 @@ def any(input, *args, **kwargs):
     return Variable._make(torch.any(input.data if isinstance(input, Variable) else input, *args, **kwargs))
 
 
-def softmax(input, dim, dtype=None):
+def softmax(input, dim=None, dtype=None):
     """torch.softmax: as tg.nn.functional.softmax, with `dim` required."""
     from .nn import functional
+    _require_dim("softmax", dim)
     return functional.softmax(input, dim, dtype=dtype)
 
 
-def log_softmax(input, dim, dtype=None):
+def log_softmax(input, dim=None, dtype=None):
     """torch.log_softmax: as tg.nn.functional.log_softmax, with `dim` required."""
     from .nn import functional
+    _require_dim("log_softmax", dim)
     return functional.log_softmax(input, dim, dtype=dtype)
+
+
+def _require_dim(name, dim):
+    """torch.softmax and Tensor.softmax have no default dim (torch.nn.functional's has one): torch's message."""
+    if dim is None:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -615,12 +615,12 @@ class Variable:
         condition = condition.data if isinstance(condition, Variable) else condition
         return ops.Where.apply(condition, self, other)
 
-    def softmax(self, dim, dtype=None):
-        from .nn import functional
+    def softmax(self, dim=None, dtype=None):
+        from . import functional
         return functional.softmax(self, dim, dtype=dtype)
 
-    def log_softmax(self, dim, dtype=None):
-        from .nn import functional
+    def log_softmax(self, dim=None, dtype=None):
+        from . import functional
         return functional.log_softmax(self, dim, dtype=dtype)
 
     # --- reductions ---

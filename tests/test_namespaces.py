@@ -387,6 +387,13 @@ def test_all_and_any_match_torch(call):
     same(program)
 
 
+def test_softmax_without_dim_is_refused_as_torch_refuses_it():
+    x = [[0.5, -1.0, 2.0]]
+    same(lambda lib: lib.softmax(lib.tensor(x)))
+    same(lambda lib: lib.tensor(x).log_softmax())
+    same(lambda lib: lib.log_softmax(lib.tensor(x, requires_grad=True)))
+
+
 @pytest.mark.parametrize("call", [
     lambda lib, x: lib.softmax(x, 1), lambda lib, x: lib.softmax(x, dim=0), lambda lib, x: lib.log_softmax(x, -1),
     lambda lib, x: lib.softmax(x, 1, dtype=torch.float64), lambda lib, x: x.softmax(dim=1),
