@@ -37,6 +37,13 @@ class _TakesVariables:
         # before every step, also that of a subclass that writes its own `step`
         self.register_step_pre_hook(_hand_over_grads)
 
+    def __getstate__(self):   # (copy.deepcopy and pickle keep which tensor stands for which Variable)
+        return {**super().__getstate__(), "_variables": self._variables}
+
+    def __setstate__(self, state):
+        super().__setstate__(state)   # torch's starts with no hooks: the hand-over is registered again
+        self.register_step_pre_hook(_hand_over_grads)
+
     def add_param_group(self, param_group):
         params = param_group["params"]
         if isinstance(params, Variable):

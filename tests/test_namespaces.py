@@ -4,6 +4,7 @@ random generators and sampling, nn, optim, utils.data, cuda, all/any, softmax, o
 Each twin test runs the same lines with `lib` bound to torch and to teachgrad (tests/twins.py) and
 compares values, dtypes, gradients, node names, and errors (type and message).
 """
+import copy
 import pickle
 
 import pytest
@@ -215,6 +216,16 @@ def test_optimizer_follows_a_variable_whose_data_is_replaced():
             opt.step()
         return w
     same(program)
+
+
+def test_a_deep_copy_of_an_optimizer_over_variables_trains_the_copies():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    twin = copy.deepcopy(tg.optim.SGD([w], lr=0.5))
+    (copied, tensor), = twin._variables
+    assert copied is not w and copied.data is tensor and twin.param_groups[0]["params"][0] is tensor
+    copied.grad = tg.tensor([1.0, 1.0])
+    twin.step()
+    assert copied.data.tolist() == [0.5, 1.5] and w.data.tolist() == [1.0, 2.0]
 
 
 def test_optimizer_with_param_groups_and_a_scheduler_matches_torch():
