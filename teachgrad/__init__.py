@@ -10,21 +10,27 @@
 from torch import (bfloat16, bool, device, double, dtype, float16, float32, float64, int32, int64, long,
                    manual_seed, Size)
 from torch import float as float  # noqa: A001  (torch's name for float32)
+# torch's own objects where no gradient flows: random generators and their state, the cuda namespace
+from torch import Generator, cuda, default_generator, get_rng_state, initial_seed, seed, set_rng_state
 
-from . import autograd, check, engine, nn, ops, utils
+from . import autograd, check, engine, nn, ops, optim, utils
 from .engine import grad
 from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
-                        randint, randn, randn_like, tensor, zeros, zeros_like)
+                        randint, randn, randn_like, randperm, tensor, zeros, zeros_like)
 from .function import Function, once_differentiable
-from .functional import (abs, add, allclose, cat, chunk, clamp, cos, div, dot, eq, equal, exp, flatten, is_tensor, log,
-                         masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, pow, relu, reshape,
-                         sigmoid, sin, split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze,
+from .functional import (abs, add, all, allclose, any, cat, chunk, clamp, cos, div, dot, eq, equal, exp, flatten, is_tensor, log,
+                         log_softmax, masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, pow, relu,
+                         reshape, sigmoid, sin, softmax, split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze,
                          where)
 from .anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .sampling import multinomial, normal
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .variable import Variable
 
 Tensor = Variable
+
+import sys as _sys  # noqa: E402
+_sys.modules[__name__ + ".cuda"] = cuda   # `import teachgrad.cuda` finds torch's, as `teachgrad.cuda` does
 
 __version__ = "0.1.0"
 

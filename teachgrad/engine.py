@@ -31,8 +31,9 @@ Step.__doc__ = "One node run by the engine: the gradients it received and the on
 
 _local = threading.local()   # each thread records its own backward passes
 
-GraphTask = namedtuple("GraphTask", "id whole_graph")
-GraphTask.__doc__ = "One backward() or grad() call; whole_graph: a backward() without inputs= (runs every node)."
+GraphTask = namedtuple("GraphTask", "id whole_graph graph")
+GraphTask.__doc__ = ("One backward() or grad() call; whole_graph: a backward() without inputs= (runs every node); "
+                     "graph: what _run fills in for will_engine_execute_node.")
 _task_ids = itertools.count()
 _tasks = threading.local()
 
@@ -40,7 +41,7 @@ _tasks = threading.local()
 @contextlib.contextmanager
 def _graph_task(whole_graph):
     stack = _tasks.__dict__.setdefault("stack", [])
-    stack.append(GraphTask(next(_task_ids), whole_graph))
+    stack.append(GraphTask(next(_task_ids), whole_graph, {}))
     try:
         yield
     finally:
@@ -51,6 +52,20 @@ def current_graph_task():
     """The backward pass running now in this thread (a checkpoint recomputes once per pass), or None."""
     stack = getattr(_tasks, "stack", None)
     return stack[-1] if stack else None
+
+
+def will_engine_execute_node(node):
+    """Whether the backward pass running now runs `node` (torch._C._will_engine_execute_node): it must be
+    reachable from the roots and, with `inputs=`, on a path to one of them (register_multi_grad_hook asks)."""
+    task = current_graph_task()
+    if task is None or not task.graph:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    graph = task.graph
+    if graph["grad"] and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    reached = node in graph["dependencies"] or node in graph["roots"]
+    return reached and (graph["execute"] is None or node in graph["execute"])
 
 
 @contextlib.contextmanager
@@ -284,6 +299,9 @@ def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
     owned = set()   # AccumulateGrad nodes whose buffered gradient nobody else holds (no copy needed)
     may_own = not (create_graph or recorders)   # else a gradient may be recorded, or held by the graph
     dependencies = _count_dependencies(buffers)
+    task = current_graph_task()
+    if task is not None:   # (references only: nothing is copied for a question rarely asked)
+        task.graph.update(dependencies=dependencies, roots=tuple(buffers), execute=execute, grad=capture)
     ready = [(-node._sequence_nr, n, node) for n, node in enumerate(buffers)
              if node not in dependencies and (execute is None or node in execute)]
     heapq.heapify(ready)

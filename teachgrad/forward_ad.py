@@ -12,7 +12,8 @@ Function keeps what its jvp needs with `ctx.save_for_forward`, as in torch; a bu
 the forward's inputs and output as `ctx._primals` and `ctx._result`, as the formulas of torch's
 derivatives.yaml read `self_p` and `result`.
 
-A Variable keeps its tangent in the slot `_fw_grad` as `(level, tangent)`. A view with no tangent
+A Variable keeps its tangent in the slot `_fw_grad` as `(level, tangent, shown)`: `shown` is the object
+`unpack_dual` hands out for it (the one given to `make_dual`, as torch keeps it), made once and kept. A view with no tangent
 of its own sees its base's tangent through the same view, and an in-place op writes the new
 tangent into its base's tangent where it wrote the value.
 """
@@ -101,6 +102,7 @@ def make_dual(tensor, tangent, *, level: Optional[int] = None):
         raise RuntimeError(
             "Making a dual Tensor based on a Tensor that already has a forward gradient at the same level "
             f"{level} is not supported.")
+    shown = tangent
     tangent = tangent.data if isinstance(tangent, Variable) else tangent
     if tangent.shape != primal.shape:
         raise RuntimeError(
@@ -109,8 +111,20 @@ def make_dual(tensor, tangent, *, level: Optional[int] = None):
             f"{list(tangent.shape)}.")
     from .ops import View
     dual = View.apply(primal, tuple(primal.shape))      # torch's make_dual is a view of the primal
-    set_tangent(dual, tangent)
+    if not _same_layout(tangent, primal.data):   # torch copies such a tangent into the primal's layout
+        tangent = torch.empty_strided(primal.shape, primal.stride(), dtype=tangent.dtype,
+                                      device=tangent.device).copy_(tangent)
+        shown = None
+    set_tangent(dual, tangent, shown)
     return dual
+
+
+def _same_layout(tangent, primal):
+    """torch keeps the tangent it is given only if it lies in memory as the primal does: same sizes,
+    strides, offset and storage size (autograd's has_same_meta)."""
+    return (tangent.stride() == primal.stride() and tangent.storage_offset() == primal.storage_offset()
+            and tangent.untyped_storage().nbytes() // tangent.element_size()
+            == primal.untyped_storage().nbytes() // primal.element_size())
 
 
 def unpack_dual(tensor, *, level: Optional[int] = None) -> UnpackedDualTensor:
@@ -125,7 +139,17 @@ def unpack_dual(tensor, *, level: Optional[int] = None) -> UnpackedDualTensor:
     with _no_tangents():
         primal = View.apply(tensor, tuple(tensor.shape))
     set_tangent(primal, None)     # a view of a dual, yet not one itself
-    return UnpackedDualTensor(primal, None if tangent is None else Variable._make(tangent))
+    return UnpackedDualTensor(primal, None if tangent is None else _shown_tangent(tensor, tangent))
+
+
+def _shown_tangent(variable, tangent):
+    """The object unpack_dual gives for a tangent: the same one each time (the one make_dual was given)."""
+    fw = variable._fw_grad
+    if fw is None or fw[1] is not tangent:   # a view's tangent, read through its base's
+        return function.Variable._make(tangent)
+    if fw[2] is None:
+        variable._fw_grad = (fw[0], fw[1], function.Variable._make(tangent))
+    return variable._fw_grad[2]
 
 
 # --- the machinery Function.apply and in-place ops use ----------------------------------------
@@ -149,9 +173,9 @@ def tangent_of(variable):
     return None
 
 
-def set_tangent(variable, tangent):
-    """Attach a tangent (a torch tensor) to a Variable at the open level."""
-    variable._fw_grad = (_current_level, tangent)
+def set_tangent(variable, tangent, shown=None):
+    """Attach a tangent (a torch tensor) to a Variable at the open level; `shown`: what unpack_dual gives for it."""
+    variable._fw_grad = (_current_level, tangent, shown)
     _duals.append(weakref.ref(variable))
 
 
@@ -272,6 +296,10 @@ def write_tangent(variable, tangent):
     from .views import replay
     base = view.base
     base_tangent = _own_tangent(base)
+    own = _own_tangent(variable)
+    if base_tangent is None and own is not None and own.shape == tangent.shape:
+        own.copy_(tangent)   # make_dual's view of a plain primal: its tangent is written where it is, as torch's
+        return
     if base_tangent is None:
         base_tangent = torch.zeros_like(base.data)
         set_tangent(base, base_tangent)

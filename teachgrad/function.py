@@ -27,7 +27,7 @@ import weakref
 
 import torch
 
-from . import anomaly_mode, forward_ad, grad_mode, graph, torch_leaves
+from . import anomaly_mode, dirty, forward_ad, grad_mode, graph, torch_leaves
 
 _sequence_nr = itertools.count()
 
@@ -56,6 +56,14 @@ class Node:
     _pre_hooks = None           # [fn(grad_outputs) -> grad_outputs or None]: register_prehook
     _post_hooks = None          # [fn(grad_inputs, grad_outputs) -> grad_inputs or None]: register_hook
     _sequence_nr = 0
+    _metadata = None
+
+    @property
+    def metadata(self):
+        """A dict kept with the node for the user's own notes (torch's Node.metadata); empty at first."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     @property
     def next_functions(self):
@@ -220,6 +228,7 @@ class BackwardNode(Node):
     _freed = False
     _wrapped = None       # a CopySlices node's write node, released with it
     _non_differentiable = ()
+    _dirty = ()           # inputs forward wrote into in place (ctx.mark_dirty; see teachgrad.dirty)
     _input_meta = ()   # (shape, dtype, device) per input, set by apply; none for nodes made without a forward
     materialize_grads = True
     _saved_for_forward = None
@@ -262,6 +271,10 @@ class BackwardNode(Node):
         if self._freed and self._saved[index] is None:
             return None
         return self.saved_tensors[index]
+
+    def mark_dirty(self, *tensors):
+        """Inputs that forward modified in place; each must also be returned (see teachgrad.dirty)."""
+        self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors):
         """Outputs that will never require grad (indices, masks)."""
@@ -332,10 +345,23 @@ class AccumulateGrad(Node):
                 torch_leaves.accumulate(self.variable, grad, owned)
             else:
                 self.variable._accumulate_grad(grad, owned)
+        hooks = getattr(self.variable, "_post_accumulate_grad_hooks", None)
+        if hooks:   # Variable.register_post_accumulate_grad_hook's
+            _call_post_accumulate_grad_hooks(self.variable, hooks)
         return ()
 
 
 _accumulate_lock = threading.Lock()
+
+
+def _call_post_accumulate_grad_hooks(variable, hooks):
+    """Each hook gets the leaf itself once its `.grad` holds the new gradient. As torch, it returns None or
+    the leaf itself (`p.add_(...)`); anything else is checked as a tensor hook's result is, then refused."""
+    from .engine import _checked_hook_result
+    for hook in list(hooks):
+        result = hook(variable)
+        if result is not None and _checked_hook_result(hook, variable, result) is not variable:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 class Function:
@@ -405,12 +431,16 @@ class Function:
             output = _run_forward(cls, ctx, raw)
             if cls.check_gradients:
                 output = _plain_data(output)
+        if ctx._dirty:   # ctx.mark_dirty: every dirty input returned, its version bumped
+            dirty.check_returned(ctx, output)
 
         if not requires_grad:
             if isinstance(output, tuple):
                 result = _wrap_outputs(None, output)
             else:
                 result = Variable._make(output)
+            if ctx._dirty:
+                result = dirty.inputs_as_outputs(ctx, args, raw, result)
             if cls.is_view and isinstance(args[0], Variable):
                 _mark_views(cls, args, result)
             if forward_ad._current_level >= 0:
@@ -433,8 +463,10 @@ class Function:
         else:
             result = _wrap_output(ctx, output, 0)
             outputs = (output,)
+        if ctx._dirty:   # a dirty input comes back as the output itself, with the node as its history
+            result = dirty.inputs_as_outputs(ctx, args, raw, result)
         if ctx._to_save:
-            ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs, result)
+            ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs, result, cls.saved_names)
             ctx._to_save = ()
         if cls.is_view:
             _mark_views(cls, args, result)
@@ -565,7 +597,7 @@ def _inputs_returned_as_views(ctx, raw, output):
     that shares the input's storage (see _mark_custom_views)."""
     def fresh(o):
         if (isinstance(o, torch.Tensor) and _position(o, raw) is not None
-                and _position(o, ctx._non_differentiable) is None):
+                and _position(o, ctx._non_differentiable) is None and _position(o, ctx._dirty) is None):
             return o.view_as(o)
         return o
     return tuple(fresh(o) for o in output) if isinstance(output, tuple) else fresh(output)
@@ -603,12 +635,13 @@ def _wrap_output(ctx, tensor, output_nr):
     return Variable._make(tensor, ctx, output_nr)
 
 
-def _pack_saved(to_save, args, raw, outputs, result):
+def _pack_saved(to_save, args, raw, outputs, result, names=()):
     hooks = graph.current_hooks()
-    saved = []
+    saved, seen_as = [], []
     for k, tensor in enumerate(to_save):
         if tensor is None:
             saved.append(None)
+            seen_as.append(None)
             continue
         if isinstance(tensor, Variable):   # forward computed it with teachgrad functions: its data is saved
             tensor = tensor.data
@@ -625,10 +658,23 @@ def _pack_saved(to_save, args, raw, outputs, result):
         if hooks is not None:
             results = result if isinstance(result, tuple) else (result,)
             seen = results[output_nr] if output_nr is not None else source
-            if not isinstance(seen, Variable):
-                seen = Variable._make(tensor)
-            saved[-1].set_hooks(*hooks, seen)
+            seen_as.append(seen if isinstance(seen, Variable) else Variable._make(tensor))
+        else:
+            seen_as.append(None)
+    if hooks is not None:
+        for k in _pack_order(saved, names):
+            saved[k].set_hooks(*hooks, seen_as[k])
     return tuple(saved)
+
+
+def _pack_order(saved, names):
+    """The order the pack hook sees saved tensors in, as torch's: a built-in op's saved inputs in the
+    alphabetical order of their names (`other` before `self` for a * b), then its outputs (`result`);
+    a user's Function's in the order it saved them."""
+    present = [k for k, s in enumerate(saved) if s is not None]
+    if not names:
+        return present
+    return sorted(present, key=lambda k: (saved[k].output_nr is not None, names[k] if k < len(names) else ""))
 
 
 def _position(tensor, tensors):

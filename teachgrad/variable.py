@@ -39,7 +39,8 @@ class Variable:
     """A torch tensor that records the operations applied to it, so gradients can flow back."""
 
     __slots__ = ("_data", "_grad", "_grad_fn", "_requires_grad", "_output_nr", "_accumulator",
-                 "_retains_grad", "_hooks", "_view", "_fw_grad", "name", "__weakref__")
+                 "_retains_grad", "_hooks", "_view", "_fw_grad", "name", "__weakref__",
+                 "_post_accumulate_grad_hooks")   # (left unset until a hook is registered: read with getattr)
     __hash__ = object.__hash__
 
     def __init__(self, data, requires_grad=False, name=None):
@@ -305,6 +306,18 @@ class Variable:
         self._hooks.append(hook)
         return RemovableHandle(self._hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call `hook(self)` each time a gradient has been added into this leaf's `.grad` (it returns None)."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = getattr(self, "_post_accumulate_grad_hooks", None)
+        if hooks is None:
+            hooks = self._post_accumulate_grad_hooks = []
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
     # --- the tensor underneath ---
 
     shape = property(lambda self: self.data.shape, doc="The size of each dimension.")
@@ -545,11 +558,13 @@ class Variable:
     def isnan(self):
         return Variable._make(self.data.isnan())
 
-    def all(self, dim=None):
-        return Variable._make(self.data.all() if dim is None else self.data.all(dim))
+    def all(self, *args, **kwargs):
+        """torch's Tensor.all on the data (dim, keepdim as torch's): a boolean, never recorded."""
+        return Variable._make(self.data.all(*args, **kwargs))
 
-    def any(self, dim=None):
-        return Variable._make(self.data.any() if dim is None else self.data.any(dim))
+    def any(self, *args, **kwargs):
+        """torch's Tensor.any on the data (dim, keepdim as torch's): a boolean, never recorded."""
+        return Variable._make(self.data.any(*args, **kwargs))
 
     def argmax(self, dim=None, keepdim=False):
         return Variable._make(self.data.argmax(dim, keepdim))
@@ -628,13 +643,13 @@ class Variable:
         condition = condition.data if isinstance(condition, Variable) else condition
         return ops.Where.apply(condition, self, other)
 
-    def softmax(self, dim):
-        from .nn import functional
-        return functional.softmax(self, dim)
+    def softmax(self, dim=None, dtype=None):
+        from . import functional
+        return functional.softmax(self, dim, dtype=dtype)
 
-    def log_softmax(self, dim):
-        from .nn import functional
-        return functional.log_softmax(self, dim)
+    def log_softmax(self, dim=None, dtype=None):
+        from . import functional
+        return functional.log_softmax(self, dim, dtype=dtype)
 
     # --- reductions ---
 

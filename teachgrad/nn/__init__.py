@@ -1,2 +1,13 @@
-"""Neural-network functions (losses, activations, linear), mirroring `torch.nn`."""
-from . import functional
+"""`tg.nn` gives a program what `torch.nn` gives it: torch's own modules (Module, Linear, ReLU,
+Sequential, Embedding, LayerNorm, CrossEntropyLoss, ...), with teachgrad's `functional`, an `init`
+that also fills Variables, and a `Parameter` that also takes a Variable.
+
+torch's modules keep torch tensors as their parameters. Called on a Variable, a module's forward
+reaches teachgrad's ops (through `Variable.__torch_function__`, see teachgrad.interop), so the graph is
+teachgrad's and its parameters are leaves of it; torch.optim and tg.optim then train them.
+"""
+from torch.nn import *  # noqa: F401,F403  (torch's modules, losses, containers, utils)
+
+del functional, init, parameter  # noqa: F821  (torch's modules of these names: teachgrad's own follow)
+from . import functional, init  # noqa: E402
+from .parameter import Parameter

@@ -335,6 +335,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
 
 
+def one_hot(tensor, num_classes=-1):
+    """Class indices as rows of zeros with a one at each index (integers: nothing to differentiate)."""
+    return Variable._make(F.one_hot(tensor.data if isinstance(tensor, Variable) else tensor, num_classes))
+
+
 def linear(input, weight, bias=None):
     """input @ weightᵀ + bias, recorded as torch records it (Addmm for a batch of rows)."""
     if input.dim() == 2 and bias is not None:

@@ -483,6 +483,8 @@ def plain_index(item):
         return item.data
     if isinstance(item, list):
         return torch.tensor([i.item() if isinstance(i, Variable) else i for i in item])
+    if isinstance(item, range):   # x[range(n), y]: torch reads a range as the list of its integers
+        return torch.tensor(item, dtype=torch.int64)
     return item
 
 

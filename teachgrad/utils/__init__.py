@@ -1,4 +1,4 @@
-"""`tg.utils` mirrors `torch.utils`: `tg.utils.checkpoint`."""
-from . import checkpoint
+"""`tg.utils` mirrors `torch.utils`: `tg.utils.checkpoint`, `tg.utils.data`."""
+from . import checkpoint, data
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "data"]

@@ -1,15 +1,16 @@
 """`tg.autograd` mirrors `torch.autograd`: Function, backward, grad, gradcheck, Variable, grad modes, anomaly
-detection, forward_ad, functional."""
+detection, forward_ad, functional, and the modules `tg.autograd.function` and `tg.autograd.graph`."""
 import sys
 
-from . import anomaly_mode, forward_ad, function, grad_mode, graph
-from . import autograd_functional as functional
-from .anomaly_mode import detect_anomaly, set_detect_anomaly
-from .check import gradcheck, gradgradcheck
-from .engine import backward, grad
+from .. import anomaly_mode, forward_ad, grad_mode
+from .. import autograd_functional as functional
+from ..anomaly_mode import detect_anomaly, set_detect_anomaly
+from ..check import gradcheck, gradgradcheck
+from ..engine import backward, grad
+from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from ..variable import Variable
+from . import function, graph
 from .function import Function, once_differentiable
-from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
-from .variable import Variable
 
 # `import teachgrad.autograd.forward_ad as fwAD` works, as it does for torch
 sys.modules[__name__ + ".forward_ad"] = forward_ad
