@@ -20,6 +20,11 @@ from .functional import (abs, add, allclose, cat, chunk, clamp, cos, div, dot, e
                          masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, pow, relu, reshape,
                          sigmoid, sin, split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze,
                          where)
+# issue 22: the new ops (teachgrad/functional_ops.py, teachgrad/nn/functional_layers.py)
+from .functional import (cumprod, cumsum, erf, expm1, flip, gather, index_select, log10, log1p, log2, logsumexp,
+                         masked_select, repeat_interleave, roll, scatter, scatter_add, sort, std, tile, topk, tril,
+                         triu, var)
+from .nn.functional_layers import conv1d, conv2d, dropout_function as dropout
 from .anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .variable import Variable

@@ -11,3 +11,11 @@ from .shape import (Alias, Cat, Clone, CopyGrad, Diagonal, Expand, Index, Permut
                     Squeeze, SqueezeDim, Stack, T, ToCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem,
                     reshape)
 from .writes import Copy, Fill, FillTensor, IndexPut, Zero
+# issue 22: more reductions, element-wise functions, indexing, scans, layouts, activations, layers
+from .activation import Elu, Erf, Gelu, LeakyRelu, Silu, Softplus
+from .indexing import Embedding, Gather, IndexSelect, MaskedSelect, Scatter, ScatterAdd, ScatterValue
+from .layers import AvgPool2d, Convolution, MaxPool2d, NativeBatchNorm, NativeDropout, NativeLayerNorm
+from .layout import Flip, Repeat, Roll, Tril, Triu
+from .scan import Cumprod, Cumsum, Sort, SortStable, Topk
+from .statistics import Logsumexp, Std, Var
+from .unary import Expm1, Log10, Log1p, Log2
