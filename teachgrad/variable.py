@@ -946,7 +946,7 @@ class Variable:
     # --- end of issue 22's methods ---
 
 
-interop.add_tensor_methods(Variable)   # scatter, cumsum, ...: torch's, run on the data where nothing is recorded
+interop.add_tensor_methods(Variable)   # logcumsumexp, cummax, ...: torch's, run on the data where nothing is recorded
 
 
 def _plain(x):

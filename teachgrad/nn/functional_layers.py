@@ -104,6 +104,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             count *= size
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    else:   # (torch's kernel would read the missing stats: its wrapper refuses first, as here)
+        for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+            if stat is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
     return ops.NativeBatchNorm.apply(input, weight, bias, _plain(running_mean), _plain(running_var), training,
                                      momentum, eps)
 

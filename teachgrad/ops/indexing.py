@@ -55,7 +55,7 @@ class Scatter(Function):
         index, = ctx.saved_tensors
         index = index.data
         grad_a = grad.scatter(ctx.dim, index, 0) if ctx.needs_input_grad[0] else None
-        grad_src = grad.gather(ctx.dim, index) if ctx.needs_input_grad[1] else None
+        grad_src = grad.gather(ctx.dim, index) if ctx.needs_input_grad[3] else None
         return grad_a, None, None, grad_src
 
     @staticmethod
@@ -104,7 +104,7 @@ class ScatterAdd(Function):
     @staticmethod
     def backward(ctx, grad):
         index, = ctx.saved_tensors
-        grad_src = grad.gather(ctx.dim, index.data) if ctx.needs_input_grad[1] else None
+        grad_src = grad.gather(ctx.dim, index.data) if ctx.needs_input_grad[3] else None
         return grad, None, None, grad_src
 
     @staticmethod
@@ -153,9 +153,10 @@ class MaskedSelect(Function):
 
     @staticmethod
     def forward(ctx, a, mask):
+        result = a.masked_select(mask)   # (first: torch's kernel gives the error for shapes that do not broadcast)
         ctx.shape = torch.broadcast_shapes(a.shape, mask.shape)
         ctx.save_for_backward(mask, a)   # torch keeps self too (for its size)
-        return a.masked_select(mask)
+        return result
 
     @staticmethod
     def backward(ctx, grad):

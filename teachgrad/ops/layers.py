@@ -81,7 +81,7 @@ class Convolution(Function):
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
         stride, padding, dilation, groups = ctx.args
-        mask = list(ctx.needs_input_grad) + [False] * (3 - len(ctx.needs_input_grad))
+        mask = list(ctx.needs_input_grad[:3])   # (input, weight, bias)
         grads = torch.ops.aten.convolution_backward(_data(grad), _data(input), _data(weight), ctx.bias_shape,
                                                     stride, padding, dilation, False, [0] * len(stride), groups, mask)
         if isinstance(grad, torch.Tensor):
@@ -225,7 +225,7 @@ class NativeLayerNorm(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight, bias, mean, rstd = ctx.saved_tensors
-        needs = ctx.needs_input_grad   # (input, weight, bias)
+        needs = ctx.needs_input_grad[0], ctx.needs_input_grad[2], ctx.needs_input_grad[3]   # (input, weight, bias)
         if isinstance(grad, torch.Tensor):
             mask = [needs[0], needs[1] and weight is not None, needs[2] and bias is not None]
             gi, gw, gb = torch.ops.aten.native_layer_norm_backward(grad, input, ctx.normalized_shape, mean, rstd,
