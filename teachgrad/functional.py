@@ -4,8 +4,8 @@ import torch
 from . import ops
 from .variable import Variable
 # issue 22: the new ops, with torch's signatures (written in teachgrad/functional_ops.py)
-from .functional_ops import (cumprod, cumsum, erf, expm1, flip, gather, index_select, log10, log1p, log2,  # noqa: F401
-                             logsumexp, masked_select, repeat_interleave, roll, scatter, scatter_add, sort, std, tile,
+from .functional_ops import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, index_select, log10, log1p, log2,  # noqa: F401
+                             logsumexp, masked_select, movedim, repeat_interleave, roll, scatter, scatter_add, sort, std, tile,
                              topk, tril, triu, var)
 
 

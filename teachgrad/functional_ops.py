@@ -213,3 +213,35 @@ def tril(input, diagonal: int = 0):
 
 def triu(input, diagonal: int = 0):
     return ops.Triu.apply(input, diagonal)
+
+
+# --- einsum and the batched product under it ----------------------------------------------------
+
+def einsum(equation: str, *operands):
+    """Sum of products of the operands' elements as the labels say ("bij,bjk->bik" is a batched a @ b),
+    recorded step by step as torch records it (see teachgrad/ops/einsum.py)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise NotImplementedError("teachgrad's einsum takes the equation as a string (not torch's sublist format)")
+    path = None
+    # as torch.functional.einsum: with 3 or more operands, the order of the products comes from opt_einsum
+    # when it is installed and enabled; otherwise left to right
+    if len(operands) > 2 and torch.backends.opt_einsum.enabled and torch.backends.opt_einsum.is_available():
+        planner = torch.backends.opt_einsum.get_opt_einsum()
+        pairs = planner.contract_path(equation, *[_plain(o) for o in operands],
+                                      optimize=torch.backends.opt_einsum.strategy)[0]
+        path = [index for pair in pairs for index in pair]
+    return ops.einsum(equation, *operands, path=path)
+
+
+def bmm(input, mat2):
+    """Batched matrix product: (b, n, m) @ (b, m, p) -> (b, n, p)."""
+    return ops.Bmm.apply(input, mat2)
+
+
+def movedim(input, source: int, destination: int):
+    """input with dimension `source` moved to `destination`."""
+    if not (isinstance(source, int) and isinstance(destination, int)):
+        raise NotImplementedError("teachgrad's movedim moves one dimension (ints), not sequences of them")
+    return ops.movedim(input, source, destination)

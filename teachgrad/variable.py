@@ -942,6 +942,8 @@ class Variable:
     roll = functional_ops.roll
     tril = functional_ops.tril
     triu = functional_ops.triu
+    bmm = functional_ops.bmm
+    movedim = functional_ops.movedim
 
     # --- end of issue 22's methods ---
 

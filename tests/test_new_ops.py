@@ -143,6 +143,23 @@ CASES = [
     ("dropout_one", [(3, 4)], lambda lib, x: _dropout(lib, x, 1.0)),
     ("dropout_eval", [(3, 4)], lambda lib, x: _dropout(lib, x * 2, 0.3, training=False)),
     ("torch_dropout", [(3, 4)], lambda lib, x: (torch.manual_seed(3), lib.dropout(x, 0.5, True))[1]),
+    ("bmm", [(2, 3, 4), (2, 4, 2)], lambda lib, a, b: a.bmm(b)),
+    ("bmm_fn", [(2, 3, 4), (2, 4, 2)], lambda lib, a, b: lib.bmm(a, b)),
+    ("movedim", [(2, 3, 4)], lambda lib, a: a.movedim(0, -1)),
+    ("einsum_batched_matmul", [(2, 3, 4), (2, 4, 5)], lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b)),
+    ("einsum_implicit", [(3, 4), (4, 5)], lambda lib, a, b: lib.einsum("ij,jk", a, b)),
+    ("einsum_transpose", [(3, 4)], lambda lib, a: lib.einsum("ij->ji", a)),
+    ("einsum_diagonal", [(3, 3)], lambda lib, a: lib.einsum("ii->i", a)),
+    ("einsum_trace", [(3, 3)], lambda lib, a: lib.einsum("ii", a)),
+    ("einsum_outer", [(3,), (4,)], lambda lib, a, b: lib.einsum("i,j->ij", a, b)),
+    ("einsum_sum_all", [(2, 3, 4)], lambda lib, a: lib.einsum("bij->", a)),
+    ("einsum_ellipsis_broadcast", [(2, 3, 4), (4, 5)], lambda lib, a, b: lib.einsum("...ij,...jk->...ik", a, b)),
+    ("einsum_rowwise_dot", [(3, 4), (3, 4)], lambda lib, a, b: lib.einsum("ij,ij->i", a, b)),
+    ("einsum_three_operands", [(2, 3), (3, 4), (4, 5)], lambda lib, a, b, c: lib.einsum("ij,jk,kl->il", a, b, c)),
+    ("einsum_attention", [(2, 2, 3, 4), (2, 2, 5, 4)], lambda lib, q, k: lib.einsum("bhqd,bhkd->bhqk", q, k)),
+    ("einsum_repeated_and_summed", [(3, 3, 2)], lambda lib, a: lib.einsum("iij->j", a)),
+    ("einsum_list_operands", [(3,), (3, 4)], lambda lib, a, b: lib.einsum("i,ij->j", [a, b])),
+    ("einsum_size_one_dim", [(2, 3, 4), (4, 1)], lambda lib, a, b: lib.einsum("abc,cd->abd", a, b)),
 ]
 
 # ops with kinks (or ties) where finite differences could straddle one: checked on inputs kept away from them
@@ -406,6 +423,16 @@ ERRORS = [
     ("embedding_padding_idx", lambda lib: F(lib).embedding(torch.tensor([1]), _x(lib)[0], padding_idx=4)),
     ("gelu_approximate", lambda lib: F(lib).gelu(_x(lib), approximate="foo")),
     ("var_of_integers", lambda lib: lib.tensor([1, 2, 3]).var()),
+    ("einsum_dims", lambda lib: lib.einsum("ij->i", _x(lib))),
+    ("einsum_bad_label", lambda lib: lib.einsum("i2,j->ij", _x(lib)[0], _x(lib)[0, 0])),
+    ("einsum_output_label_unknown", lambda lib: lib.einsum("ijk->z", _x(lib))),
+    ("einsum_output_label_twice", lambda lib: lib.einsum("ijk->ii", _x(lib))),
+    ("einsum_too_few_operands", lambda lib: lib.einsum("ijk,k->i", _x(lib))),
+    ("einsum_too_many_operands", lambda lib: lib.einsum("ijk->i", _x(lib), _x(lib))),
+    ("einsum_sizes", lambda lib: lib.einsum("ijk,ij->k", _x(lib), _x(lib)[0])),
+    ("einsum_repeated_sizes", lambda lib: lib.einsum("iik->k", _x(lib))),
+    ("einsum_bad_ellipsis", lambda lib: lib.einsum("i..->i", _x(lib)[0, 0])),
+    ("bmm_shapes", lambda lib: lib.bmm(_x(lib), _x(lib))),
 ]
 
 
@@ -437,3 +464,12 @@ def test_var_with_no_degrees_of_freedom_matches_torch():
         a.sum().backward()
         b.sum().backward()
         assert torch.allclose(ours.grad.data, theirs.grad, equal_nan=True)
+
+
+def test_gradcheck_takes_non_contiguous_inputs():
+    """Finite differences on a transposed leaf (and gradgradcheck on an op whose output is a permuted view,
+    whose random grad_output then has the same layout) work, as torch's gradcheck."""
+    x = tg.Variable(torch.randn(4, 3, dtype=torch.float64).t(), requires_grad=True)
+    assert not x.data.is_contiguous()
+    assert gradcheck(lambda a: (a * a).cumsum(1), (x,))
+    assert gradgradcheck(lambda a: (a * a).movedim(0, 1), (x,))
