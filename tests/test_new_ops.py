@@ -265,18 +265,19 @@ def test_gradgradcheck(case):
     assert gradgradcheck(lambda *xs: fn(tg, *xs), tuple(ours_in))
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_forward_mode_matches_torch(case):
+def test_forward_mode_matches_torch(case, dtype):
     name, shapes, fn = case
-    ours_in, theirs_in = _inputs(shapes, seed=5, away_from_kinks=name in PIECEWISE)
+    ours_in, theirs_in = _inputs(shapes, seed=5, dtype=dtype, away_from_kinks=name in PIECEWISE)
     gen = torch.Generator().manual_seed(6)
-    tangents = [torch.randn(s, generator=gen, dtype=torch.float64) for s in shapes]
+    tangents = [torch.randn(s, generator=gen, dtype=dtype) for s in shapes]
     with tfw.dual_level():
         theirs = tfw.unpack_dual(fn(torch, *[tfw.make_dual(x.detach(), t) for x, t in zip(theirs_in, tangents)]))
     with gfw.dual_level():
         ours = gfw.unpack_dual(fn(tg, *[gfw.make_dual(x.detach(), t.clone()) for x, t in zip(ours_in, tangents)]))
-    assert _close(ours.primal, theirs.primal, torch.float64)
-    assert _close(ours.tangent, theirs.tangent, torch.float64), (ours.tangent, theirs.tangent)
+    assert _close(ours.primal, theirs.primal, dtype)
+    assert _close(ours.tangent, theirs.tangent, dtype), (ours.tangent, theirs.tangent)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] not in FIRST_ORDER_ONLY], ids=lambda c: c[0])
