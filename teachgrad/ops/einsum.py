@@ -19,17 +19,17 @@ class Bmm(Function):
     """Batched matrix product (b, n, m) @ (b, m, p): the gradients are products with the transposes."""
 
     node_name = "BmmBackward0"
-    saved_names = ("self", "mat2")
+    saved_names = ("mat2", "self")   # in the order torch packs them
     check_gradients = False
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
+        ctx.save_for_backward(b if ctx.needs_input_grad[0] else None, a if ctx.needs_input_grad[1] else None)
         return torch.bmm(a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         grad_a = grad.bmm(b.transpose(1, 2)) if ctx.needs_input_grad[0] else None
         grad_b = a.transpose(1, 2).bmm(grad) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b

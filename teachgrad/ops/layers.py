@@ -211,7 +211,7 @@ class NativeLayerNorm(Function):
     """layer_norm: each sample normalized over its last dims (normalized_shape), then * weight + bias."""
 
     node_name = "NativeLayerNormBackward0"
-    saved_names = ("input", "weight", "bias", "result1", "result2")
+    saved_names = ("bias", "input", "weight", "result1", "result2")   # in the order torch packs them
     check_gradients = False
     none_is_input = True
 
@@ -219,12 +219,12 @@ class NativeLayerNorm(Function):
     def forward(ctx, input, normalized_shape, weight, bias, eps):
         out, mean, rstd = torch.ops.aten.native_layer_norm(input, normalized_shape, weight, bias, eps)
         ctx.normalized_shape, ctx.eps = list(normalized_shape), eps
-        ctx.save_for_backward(input, weight, bias, mean, rstd)
+        ctx.save_for_backward(bias, input, weight, mean, rstd)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        input, weight, bias, mean, rstd = ctx.saved_tensors
+        bias, input, weight, mean, rstd = ctx.saved_tensors
         needs = ctx.needs_input_grad[0], ctx.needs_input_grad[2], ctx.needs_input_grad[3]   # (input, weight, bias)
         if isinstance(grad, torch.Tensor):
             mask = [needs[0], needs[1] and weight is not None, needs[2] and bias is not None]
@@ -265,7 +265,7 @@ class NativeBatchNorm(Function):
     """
 
     node_name = "NativeBatchNormBackward0"
-    saved_names = ("input", "weight", "running_mean", "running_var", "result1", "result2")
+    saved_names = ("input", "running_mean", "running_var", "weight", "result1", "result2")   # torch's packing order
     check_gradients = False
     none_is_input = True
     nondifferentiable_args = (3, 4)
@@ -275,12 +275,12 @@ class NativeBatchNorm(Function):
         out, save_mean, save_invstd = torch.ops.aten.native_batch_norm(input, weight, bias, running_mean, running_var,
                                                                        training, momentum, eps)
         ctx.training, ctx.eps = training, eps
-        ctx.save_for_backward(input, weight, running_mean, running_var, save_mean, save_invstd)
+        ctx.save_for_backward(input, running_mean, running_var, weight, save_mean, save_invstd)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        input, weight, running_mean, running_var, save_mean, save_invstd = ctx.saved_tensors
+        input, running_mean, running_var, weight, save_mean, save_invstd = ctx.saved_tensors
         needs = ctx.needs_input_grad   # (input, weight, bias)
         if isinstance(grad, torch.Tensor):
             gi, gw, gb = torch.ops.aten.native_batch_norm_backward(
