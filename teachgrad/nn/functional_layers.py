@@ -123,7 +123,7 @@ def _dropout(input, p, train):
     data = _plain(input)
     if p == 1:
         return ops.Mul.apply(input, torch.zeros((), dtype=data.dtype, device=data.device))
-    if data.device.type != "cpu":
+    if data.is_cuda or data.device.type in ("xpu", "lazy"):   # where torch's is_fused_kernel_acceptable says yes
         return ops.NativeDropout.apply(input, p, train)[0]
     noise = torch.empty_like(data).bernoulli_(1 - p).div_(1 - p)
     return ops.Mul.apply(input, noise)

@@ -188,11 +188,11 @@ class Embedding(Function):
     @staticmethod
     def backward(ctx, grad):
         indices, = ctx.saved_tensors
-        indices = indices.data.reshape(-1)
+        indices = indices.data.reshape(-1).to(grad.device)
         rows = grad.reshape(indices.numel(), grad.shape[-1])
         if ctx.padding_idx >= 0:
             rows = rows.where((indices != ctx.padding_idx).unsqueeze(1), 0.0)
-        if ctx.scale:
+        if ctx.scale and grad.device.type != "meta":   # (meta tensors have shapes, no values to count)
             counts = torch.bincount(indices, minlength=ctx.num_weights)
             rows = rows / counts[indices].unsqueeze(1).to(grad.dtype)
         return place_in_zeros(rows, (ctx.num_weights, grad.shape[-1]), (indices,), accumulate=True), None, None, None

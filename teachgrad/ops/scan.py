@@ -67,7 +67,7 @@ class Cumprod(Function):
         dim = ctx.dim
         if a.numel() <= 1 or a.shape[dim] == 1:
             return grad, None, None
-        if not bool((a.data == 0).any()):
+        if a.device.type == "meta" or not bool((a.data == 0).any()):   # (meta tensors have shapes, no values)
             return reversed_cumsum(grad * result, dim) / a, None, None
         slices = []
         for k in range(a.shape[dim]):
