@@ -24,7 +24,9 @@ from .functional import (abs, add, allclose, cat, chunk, clamp, cos, div, dot, e
 from .functional import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, index_select, log10, log1p, log2, logsumexp,
                          masked_select, movedim, repeat_interleave, roll, scatter, scatter_add, sort, std, tile, topk, tril,
                          triu, var)
-from .nn.functional_layers import conv1d, conv2d, dropout_function as dropout
+from .nn.functional_layers import conv1d, conv2d, dropout_function as dropout, max_pool2d_function as max_pool2d
+from .nn.functional_layers import (batch_norm_function as batch_norm, embedding_function as embedding,
+                                   layer_norm_function as layer_norm)
 from .anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .variable import Variable

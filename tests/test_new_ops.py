@@ -143,6 +143,10 @@ CASES = [
     ("dropout_one", [(3, 4)], lambda lib, x: _dropout(lib, x, 1.0)),
     ("dropout_eval", [(3, 4)], lambda lib, x: _dropout(lib, x * 2, 0.3, training=False)),
     ("torch_dropout", [(3, 4)], lambda lib, x: (torch.manual_seed(3), lib.dropout(x, 0.5, True))[1]),
+    ("torch_max_pool2d", [(1, 2, 4, 4)], lambda lib, x: lib.max_pool2d(x, 2, [], 0, 1, True)),
+    ("torch_layer_norm", [(2, 3, 4), (4,)], lambda lib, x, w: lib.layer_norm(x, [4], w, None, 1e-5, True)),
+    ("torch_batch_norm", [(4, 3), (3,), (3,)], lambda lib, x, w, b: lib.batch_norm(x, w, b, None, None, True, 0.1, 1e-5, False)),
+    ("torch_embedding", [(5, 3)], lambda lib, w: lib.embedding(w, WORDS, 2)),
     ("bmm", [(2, 3, 4), (2, 4, 2)], lambda lib, a, b: a.bmm(b)),
     ("bmm_fn", [(2, 3, 4), (2, 4, 2)], lambda lib, a, b: lib.bmm(a, b)),
     ("movedim", [(2, 3, 4)], lambda lib, a: a.movedim(0, -1)),
@@ -165,10 +169,10 @@ CASES = [
 # ops with kinks (or ties) where finite differences could straddle one: checked on inputs kept away from them
 PIECEWISE = {"max_keepdims", "min_keepdims", "sort", "sort_descending", "sort_stable", "topk", "topk_smallest",
              "elu", "elu_alpha", "leaky_relu", "leaky_relu_slope", "softplus_beta", "max_pool2d", "max_pool2d_options",
-             "max_pool2d_ceil_dilation", "max_pool2d_unbatched", "max_pool2d_indices", "log1p", "log10", "log2"}
+             "max_pool2d_ceil_dilation", "max_pool2d_unbatched", "max_pool2d_indices", "torch_max_pool2d", "log1p", "log10", "log2"}
 # by design not the derivative of the values (torch's documented rule): the padding row gets no gradient,
 # scale_grad_by_freq divides by counts. Compared with torch above, not with finite differences.
-NOT_THE_DERIVATIVE = {"embedding_padding", "embedding_padding_negative", "embedding_freq"}
+NOT_THE_DERIVATIVE = {"embedding_padding", "embedding_padding_negative", "embedding_freq", "torch_embedding"}
 # teachgrad refuses their second derivative, with a clear error (test_conv_double_backward_is_refused)
 FIRST_ORDER_ONLY = {c[0] for c in CASES if c[0].startswith("conv")}
 
@@ -434,6 +438,7 @@ ERRORS = [
     ("einsum_repeated_sizes", lambda lib: lib.einsum("iik->k", _x(lib))),
     ("einsum_bad_ellipsis", lambda lib: lib.einsum("i..->i", _x(lib)[0, 0])),
     ("bmm_shapes", lambda lib: lib.bmm(_x(lib), _x(lib))),
+    ("torch_batch_norm_eval_no_stats", lambda lib: lib.batch_norm(_x(lib), None, None, None, None, False, 0.1, 1e-5, False)),
 ]
 
 

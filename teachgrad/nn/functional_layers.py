@@ -200,3 +200,33 @@ def embedding(input, weight, padding_idx: Optional[int] = None, max_norm: Option
     if sparse:
         raise NotImplementedError("teachgrad has no sparse tensors: embedding(sparse=True) is not available")
     return ops.Embedding.apply(weight, _plain(input), padding_idx, scale_grad_by_freq)
+
+
+# --- the same layers as torch's top-level functions (their own argument orders) ------------------
+
+def max_pool2d_function(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+    """torch.max_pool2d: F.max_pool2d without return_indices."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def layer_norm_function(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5, cudnn_enable: bool = True):
+    """torch.layer_norm: F.layer_norm (cudnn_enable changes nothing on what is computed)."""
+    return layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def batch_norm_function(input, weight, bias, running_mean, running_var, training: bool, momentum: float, eps: float,
+                        cudnn_enabled: bool):
+    """torch.batch_norm: every argument required, weight and bias before the running stats."""
+    if not training:
+        for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+            if stat is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+    return ops.NativeBatchNorm.apply(input, weight, bias, _plain(running_mean), _plain(running_var), training,
+                                     momentum, eps)
+
+
+def embedding_function(weight, indices, padding_idx: int = -1, scale_grad_by_freq: bool = False, sparse: bool = False):
+    """torch.embedding: the table first, padding_idx -1 for none (F.embedding checks and converts it)."""
+    if sparse:
+        raise NotImplementedError("teachgrad has no sparse tensors: embedding(sparse=True) is not available")
+    return ops.Embedding.apply(weight, _plain(indices), padding_idx, scale_grad_by_freq)
