@@ -177,7 +177,7 @@ def repeat_interleave(input, repeats=None, dim: Optional[int] = None, *, output_
     unsqueeze, expand, clone, view for a number; index_select for a tensor of repeats."""
     if repeats is None:   # torch.repeat_interleave(counts): indices repeated, no gradient
         return function.Variable._make(torch.repeat_interleave(_plain(input), output_size=output_size))
-    source = input if dim is not None else input.reshape(-1)
+    source = input if dim is not None else ops.reshape(input, (-1,))   # (ops, not methods: input may be a torch tensor)
     dim = 0 if dim is None else dim % max(input.dim(), 1)
     if isinstance(repeats, (function.Variable, torch.Tensor)):
         repeats = _plain(repeats)
@@ -188,7 +188,7 @@ def repeat_interleave(input, repeats=None, dim: Optional[int] = None, *, output_
     if repeats < 0:
         raise RuntimeError("Repeats can not be negative")
     shape = list(source.shape)
-    expanded = source.unsqueeze(dim + 1).expand(*shape[:dim + 1], repeats, *shape[dim + 1:])
+    expanded = ops.Unsqueeze.apply(source, dim + 1).expand(*shape[:dim + 1], repeats, *shape[dim + 1:])
     shape[dim] *= repeats
     return expanded.clone(memory_format=torch.contiguous_format).view(shape)
 

@@ -539,3 +539,13 @@ def test_meta_device_shapes_graph_and_grads_match_torch(case):
     for a, b in zip(ours_in, theirs_in):
         assert (a.grad is None) == (b.grad is None)
         assert b.grad is None or (a.grad.shape == b.grad.shape and a.grad.device.type == "meta")
+
+
+def test_plain_torch_tensors_in_give_variables_out():
+    """teachgrad's functions take torch tensors too (as torch's take tensors), and give Variables."""
+    a = torch.randn(3, 3, dtype=torch.float64)
+    for ours, theirs in [(tg.repeat_interleave(a, 2), torch.repeat_interleave(a, 2)),
+                         (tg.einsum("ii->i", a), torch.einsum("ii->i", a)),
+                         (tg.einsum("i,j->ij", a[0], a[1]), torch.einsum("i,j->ij", a[0], a[1])),
+                         (tg.flip(a, (0,)), torch.flip(a, (0,))), (tg.var(a, 1), torch.var(a, 1))]:
+        assert isinstance(ours, tg.Variable) and not ours.requires_grad and torch.equal(ours.data, theirs)

@@ -9,7 +9,7 @@ are torch's. The steps and error messages mirror torch's; the code is ours.
 import torch
 
 from ..function import Function
-from .shape import Permute
+from .shape import Diagonal, Permute, Unsqueeze
 
 _LETTERS = 26
 _ELLIPSIS = 2 * _LETTERS   # the code of "..." among the label codes 0..51
@@ -190,10 +190,10 @@ def einsum(equation, *operands, path=None):
                 if op.shape[dim] != op.shape[previous]:
                     raise RuntimeError(f"einsum(): subscript {_letter(label)} is repeated for operand {i} but the sizes "
                                        f"don't match, {op.shape[dim]} != {op.shape[previous]}")
-                op = movedim(op.diagonal(0, previous, dim), -1, previous)
+                op = movedim(Diagonal.apply(op, 0, previous, dim), -1, previous)
         for k in range(perm_index):
             if permutation[k] == -1:
-                op = op.unsqueeze(dim)
+                op = Unsqueeze.apply(op, dim)   # (ops, not methods: an operand may be a torch tensor)
                 permutation[k] = dim
                 dim += 1
         ops.append(Permute.apply(op, tuple(permutation)))
