@@ -5,6 +5,7 @@
     tg.check.agree(ours, theirs, "t")   # asserts value, grad, grad_fn name... equal; prints one line
     tg.check.twin(example)              # runs example(tg) and example(torch) and compares each result
 """
+import itertools
 import warnings
 
 import torch
@@ -49,14 +50,15 @@ def numerical_jacobian(fn, inputs, eps=1e-6):
         if not _requires_grad(x):
             continue
         columns = [torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
-        flat = x.data.view(-1)
-        for i in range(flat.numel()):
-            original = flat[i].item()
-            flat[i] = original + eps
+        data = x.data
+        # every element in row-major order (as reshape(-1) lists them), also in a non-contiguous tensor
+        for i, position in enumerate(itertools.product(*(range(n) for n in data.shape))):
+            original = data[position].item()
+            data[position] = original + eps
             plus = [o.data.reshape(-1).clone() for o in _outputs(fn, inputs)]
-            flat[i] = original - eps
+            data[position] = original - eps
             minus = [o.data.reshape(-1).clone() for o in _outputs(fn, inputs)]
-            flat[i] = original
+            data[position] = original
             for column, p, m in zip(columns, plus, minus):
                 column[i] = (p - m) / (2 * eps)
         jacobians.append(columns)

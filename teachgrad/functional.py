@@ -3,6 +3,10 @@ import torch
 
 from . import ops, torch_leaves
 from .variable import Variable
+# issue 22: the new ops, with torch's signatures (written in teachgrad/functional_ops.py)
+from .functional_ops import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, index_select, log10, log1p, log2,  # noqa: F401
+                             logsumexp, masked_select, movedim, repeat_interleave, roll, scatter, scatter_add, sort, std, tile,
+                             topk, tril, triu, var)
 
 
 def _variable(x):
@@ -103,20 +107,20 @@ def where(condition, a, b):
     return ops.Where.apply(condition, a, b)
 
 
-def sum(x, dim=None, keepdim=False):
-    return _variable(x).sum(dim, keepdim)
+def sum(x, dim=None, keepdim=False, *, keepdims=None):
+    return _variable(x).sum(dim, keepdim, keepdims=keepdims)
 
 
-def mean(x, dim=None, keepdim=False):
-    return _variable(x).mean(dim, keepdim)
+def mean(x, dim=None, keepdim=False, *, keepdims=None):
+    return _variable(x).mean(dim, keepdim, keepdims=keepdims)
 
 
-def max(x, dim=None, keepdim=False):
-    return _variable(x).max(dim, keepdim)
+def max(x, dim=None, keepdim=False, *, keepdims=None):
+    return _variable(x).max(dim, keepdim, keepdims=keepdims)
 
 
-def min(x, dim=None, keepdim=False):
-    return _variable(x).min(dim, keepdim)
+def min(x, dim=None, keepdim=False, *, keepdims=None):
+    return _variable(x).min(dim, keepdim, keepdims=keepdims)
 
 
 def t(x):

@@ -15,7 +15,7 @@ import weakref
 
 import torch
 
-from . import engine, forward_ad, function, grad_mode, interop, ops, torch_leaves, views
+from . import engine, forward_ad, function, functional_ops, grad_mode, interop, ops, torch_leaves, views
 from .function import AccumulateGrad, RemovableHandle
 
 _NON_LEAF_GRAD = (
@@ -566,11 +566,11 @@ class Variable:
         """torch's Tensor.any on the data (dim, keepdim as torch's): a boolean, never recorded."""
         return Variable._make(self.data.any(*args, **kwargs))
 
-    def argmax(self, dim=None, keepdim=False):
-        return Variable._make(self.data.argmax(dim, keepdim))
+    def argmax(self, dim=None, keepdim=False, *, keepdims=None):
+        return Variable._make(self.data.argmax(dim, functional_ops.keepdim_alias(keepdim, keepdims, "argmax")))
 
-    def argmin(self, dim=None, keepdim=False):
-        return Variable._make(self.data.argmin(dim, keepdim))
+    def argmin(self, dim=None, keepdim=False, *, keepdims=None):
+        return Variable._make(self.data.argmin(dim, functional_ops.keepdim_alias(keepdim, keepdims, "argmin")))
 
     # --- element-wise functions ---
 
@@ -653,26 +653,30 @@ class Variable:
 
     # --- reductions ---
 
-    def sum(self, dim=None, keepdim=False):
+    def sum(self, dim=None, keepdim=False, *, keepdims=None):
+        keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "sum")
         if dim is None:   # every dimension: kept (as size 1) only when asked
             return ops.SumDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Sum.apply(self)
         return ops.SumDim.apply(self, dim, keepdim)
 
-    def mean(self, dim=None, keepdim=False):
+    def mean(self, dim=None, keepdim=False, *, keepdims=None):
+        keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "mean")
         if dim is None:
             return ops.MeanDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Mean.apply(self)
         return ops.MeanDim.apply(self, dim, keepdim)
 
-    def max(self, dim=None, keepdim=False):
+    def max(self, dim=None, keepdim=False, *, keepdims=None):
         """The largest element, or (values, indices) along `dim`."""
+        keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "max")
         if isinstance(dim, (Variable, torch.Tensor)):
             return self.maximum(dim)
         if dim is None:
             return ops.Max.apply(self)
         return torch.return_types.max(ops.MaxDim.apply(self, dim, keepdim))
 
-    def min(self, dim=None, keepdim=False):
+    def min(self, dim=None, keepdim=False, *, keepdims=None):
         """The smallest element, or (values, indices) along `dim`."""
+        keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "min")
         if isinstance(dim, (Variable, torch.Tensor)):
             return self.minimum(dim)
         if dim is None:
@@ -986,8 +990,39 @@ class Variable:
         else:
             ops.shape.copy_to(target, value)
 
+    # --- issue 22: the new ops as methods (the functions live in teachgrad/functional_ops.py) ---
 
-interop.add_tensor_methods(Variable)   # scatter, cumsum, ...: torch's, run on the data where nothing is recorded
+    var = functional_ops.var
+    std = functional_ops.std
+    logsumexp = functional_ops.logsumexp
+    log10 = functional_ops.log10
+    log2 = functional_ops.log2
+    log1p = functional_ops.log1p
+    expm1 = functional_ops.expm1
+    erf = functional_ops.erf
+    gather = functional_ops.gather
+    scatter = functional_ops.scatter
+    scatter_add = functional_ops.scatter_add
+    index_select = functional_ops.index_select
+    masked_select = functional_ops.masked_select
+    cumsum = functional_ops.cumsum
+    cumprod = functional_ops.cumprod
+    sort = functional_ops.sort
+    topk = functional_ops.topk
+    repeat = functional_ops.repeat
+    tile = functional_ops._tile_method
+    repeat_interleave = functional_ops.repeat_interleave
+    flip = functional_ops._flip_method
+    roll = functional_ops.roll
+    tril = functional_ops.tril
+    triu = functional_ops.triu
+    bmm = functional_ops.bmm
+    movedim = functional_ops.movedim
+
+    # --- end of issue 22's methods ---
+
+
+interop.add_tensor_methods(Variable)   # logcumsumexp, cummax, ...: torch's, run on the data where nothing is recorded
 
 
 def _plain(x):

@@ -7,7 +7,16 @@ from .linalg import Addmm, Dot, Mm, Mv, matmul
 from .pointwise import (Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, Maximum, Minimum, Relu, Sigmoid,
                         Sign, Sin, Sqrt, Tanh, Where)
 from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Norm, Sum, SumDim
-from .shape import (Alias, Cat, Clone, CopyGrad, Diagonal, Expand, Index, Permute, Select, Slice, Split, SplitWithSizes,
+from .shape import (Alias, Cat, Clone, CopyGrad, Diagonal, Expand, Index, Permute, ReshapeAlias, Select, Slice, Split, SplitWithSizes,
                     Squeeze, SqueezeDim, Stack, T, ToCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem,
                     reshape)
 from .writes import Copy, Fill, FillTensor, IndexPut, Zero
+# issue 22: more reductions, element-wise functions, indexing, scans, layouts, activations, layers
+from .activation import Elu, Erf, Gelu, LeakyRelu, Silu, Softplus
+from .einsum import Bmm, einsum, movedim
+from .indexing import Embedding, Gather, IndexSelect, MaskedSelect, Scatter, ScatterAdd, ScatterValue
+from .layers import AvgPool2d, Convolution, MaxPool2d, NativeBatchNorm, NativeDropout, NativeLayerNorm
+from .layout import Flip, Repeat, Roll, Tril, Triu
+from .scan import Cumprod, Cumsum, Sort, SortStable, Topk
+from .statistics import Logsumexp, Std, Var
+from .unary import Expm1, Log10, Log1p, Log2

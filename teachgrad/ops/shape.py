@@ -128,13 +128,23 @@ class Clone(Function):
         return ta.clone(memory_format=ctx._primals[1])
 
 
+class ReshapeAlias(View):
+    """a.reshape(shape) of a non-contiguous tensor whose layout still allows a view: torch records
+    `_reshape_alias` (the same view, under another name)."""
+
+    node_name = "ReshapeAliasBackward0"
+
+
 def reshape(a, shape):
-    """a.reshape(shape): a view when the memory layout allows it, else a copy, as in torch."""
+    """a.reshape(shape): a view when the memory layout allows it, else a copy, as in torch
+    (View for a contiguous tensor, ReshapeAlias for another that can be viewed, Clone + UnsafeView otherwise)."""
+    if a.data.is_contiguous():
+        return View.apply(a, shape)
     try:
         a.data.view(shape)
     except RuntimeError:
         return UnsafeView.apply(Clone.apply(a, torch.contiguous_format), shape)
-    return View.apply(a, shape)
+    return ReshapeAlias.apply(a, shape)
 
 
 class Unsqueeze(Function):

@@ -1,0 +1,123 @@
+"""Activation functions: gelu, silu, softplus, elu, leaky_relu (and erf, which gelu's derivative needs).
+
+Each derivative is written once, in `*_derivative(x, ...)`, with operations torch tensors and
+Variables share: backward multiplies it by the gradient (and records a graph under create_graph),
+jvp by the tangent. Formulas from torch's derivatives.yaml and its gelu/silu/softplus/elu/leaky_relu
+backward kernels.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..function import Function
+
+
+class _Elementwise(Function):
+    """f(a, *options) element by element: the gradient is grad * f'(a); f' comes from `derivative`."""
+
+    saved_names = ("self",)
+    check_gradients = False
+    options = 0   # how many non-tensor arguments follow a
+
+    @classmethod
+    def forward(cls, ctx, a, *options):
+        ctx.options = options
+        ctx.save_for_backward(a)
+        return cls.function(a, *options)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, = ctx.saved_tensors
+        return (grad * cls.derivative(a, *ctx.options),) + (None,) * len(ctx.options)
+
+    @classmethod
+    def jvp(cls, ctx, ta, *_):
+        return ta * cls.derivative(ctx._primals[0], *ctx.options)
+
+
+def erf_derivative(x):
+    return (-x * x).exp() * (2 / math.sqrt(math.pi))
+
+
+class Erf(_Elementwise):
+    """erf(a): d/da = 2/sqrt(pi) exp(-a²)."""
+
+    node_name = "ErfBackward0"
+    function = staticmethod(torch.erf)
+    derivative = staticmethod(erf_derivative)
+
+
+def gelu_derivative(x, approximate):
+    """d/dx of x Φ(x) (Φ the normal CDF), or of its tanh approximation, as torch's GeluBackward kernel."""
+    if approximate == "tanh":
+        beta, kappa = math.sqrt(2 / math.pi), 0.044715
+        inner = (x + kappa * x * x * x) * beta
+        t = inner.tanh()
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x)
+    cdf = 0.5 * (1 + (x * math.sqrt(0.5)).erf())
+    pdf = (-0.5 * x * x).exp() / math.sqrt(2 * math.pi)
+    return cdf + x * pdf
+
+
+class Gelu(_Elementwise):
+    """gelu(a) = a Φ(a) (approximate='none'), or with Φ approximated by tanh (approximate='tanh')."""
+
+    node_name = "GeluBackward0"
+    function = staticmethod(lambda a, approximate: F.gelu(a, approximate=approximate))
+    derivative = staticmethod(gelu_derivative)
+
+
+def silu_derivative(x):
+    s = x.sigmoid()
+    return s * (1 + x * (1 - s))
+
+
+class Silu(_Elementwise):
+    """silu(a) = a sigmoid(a): d/da = s (1 + a (1 - s))."""
+
+    node_name = "SiluBackward0"
+    function = staticmethod(F.silu)
+    derivative = staticmethod(silu_derivative)
+
+
+def softplus_derivative(x, beta, threshold):
+    """sigmoid(beta x), and 1 where beta x > threshold (there softplus is x itself)."""
+    return (x * beta).sigmoid().where(x * beta <= threshold, 1.0)
+
+
+class Softplus(_Elementwise):
+    """softplus(a) = log(1 + exp(beta a)) / beta, and a itself where beta a > threshold."""
+
+    node_name = "SoftplusBackward0"
+    function = staticmethod(lambda a, beta, threshold: F.softplus(a, beta, threshold))
+    derivative = staticmethod(softplus_derivative)
+
+
+def elu_derivative(x, alpha, scale, input_scale):
+    """scale for x > 0, else input_scale * scale * alpha * exp(x * input_scale).
+
+    (exp of min(x, 0): the branch not taken must not overflow, or a second derivative would see inf * 0.)
+    """
+    negative = (x.clamp(max=0) * input_scale).exp() * (input_scale * scale * alpha)
+    return negative.where(x <= 0, float(scale))
+
+
+class Elu(_Elementwise):
+    """elu(a) = a for a > 0, alpha (exp(a) - 1) otherwise (scale and input_scale as torch's selu/celu use them)."""
+
+    node_name = "EluBackward0"
+    function = staticmethod(lambda a, alpha, scale, input_scale: torch.ops.aten.elu(a, alpha, scale, input_scale))
+    derivative = staticmethod(elu_derivative)
+
+
+def leaky_relu_derivative(x, negative_slope):
+    return (x > 0).to(x.dtype) * (1 - negative_slope) + negative_slope
+
+
+class LeakyRelu(_Elementwise):
+    """leaky_relu(a) = a for a > 0, negative_slope * a otherwise."""
+
+    node_name = "LeakyReluBackward0"
+    function = staticmethod(lambda a, negative_slope: F.leaky_relu(a, negative_slope))
+    derivative = staticmethod(leaky_relu_derivative)

@@ -1,0 +1,346 @@
+"""The ops of neural-network layers: convolution, pooling, layer and batch norm, fused dropout.
+
+Forward calls torch's kernel (torch.ops.aten.*), so values are torch's to the bit. First-order
+backward on plain tensors calls torch's backward kernel (convolution_backward, ...). Under
+create_graph=True (Variables), backward is written with Variable ops so second derivatives work,
+except for convolution: there teachgrad gives the first derivative and a node that refuses, with a
+clear error, to be differentiated again (see NoDoubleBackward).
+"""
+import torch
+
+from .. import function
+from ..function import Function
+
+
+class NoDoubleBackward(Function):
+    """Stands after a backward that teachgrad computes only once: differentiating through it raises.
+
+    Like torch's node after a @once_differentiable backward, it takes each gradient (as a fresh leaf,
+    so there is something to reach) and hands it on unchanged.
+    """
+
+    node_name = "NotImplemented"
+    none_is_input = True
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, op, *grads):
+        ctx.op = op
+        ctx.set_materialize_grads(False)
+        return grads if len(grads) > 1 else grads[0]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError(f"teachgrad does not compute the second derivative of {ctx.op} (the backward of "
+                                  "its backward); torch does. Differentiate this op only once, or use torch for this part.")
+
+
+def first_order_only(op, grads, *involved):
+    """The gradients from a backward computed on plain tensors; when recording (create_graph) and any of
+    `involved` requires grad, passed through a NoDoubleBackward node so that a second derivative raises."""
+    Variable = function.Variable
+    wrapped = tuple(None if g is None else Variable._make(g) for g in grads)
+    if not any(isinstance(v, Variable) and v.requires_grad for v in involved):
+        return wrapped
+
+    def leaf(g):
+        v = Variable._make(g.data)
+        v._requires_grad = True
+        return v
+    out = NoDoubleBackward.apply(op, *(None if g is None else leaf(g) for g in wrapped))
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _data(x):
+    return x.data if isinstance(x, function.Variable) else x
+
+
+# --- convolution --------------------------------------------------------------------------------
+
+class Convolution(Function):
+    """conv1d / conv2d: each output element is a weighted sum over a window of the input (torch's convolution).
+
+    Backward: torch's convolution_backward kernel (the input's gradient is a transposed convolution of
+    the gradient with the weight; the weight's, a convolution of the input with the gradient).
+    """
+
+    node_name = "ConvolutionBackward0"
+    saved_names = ("input", "weight")
+    check_gradients = False
+    none_is_input = True
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, stride, padding, dilation, groups):
+        ctx.args = stride, padding, dilation, groups
+        ctx.bias_shape = None if bias is None else list(bias.shape)
+        ctx.save_for_backward(input, weight)
+        return torch.ops.aten.convolution(input, weight, bias, stride, padding, dilation, False,
+                                          [0] * len(stride), groups)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        stride, padding, dilation, groups = ctx.args
+        mask = list(ctx.needs_input_grad[:3])   # (input, weight, bias)
+        grads = torch.ops.aten.convolution_backward(_data(grad), _data(input), _data(weight), ctx.bias_shape,
+                                                    stride, padding, dilation, False, [0] * len(stride), groups, mask)
+        if isinstance(grad, torch.Tensor):
+            return (*grads, None, None, None, None)
+        return (*first_order_only("convolution (ConvolutionBackward0)", grads, grad, input, weight),
+                None, None, None, None)
+
+    @staticmethod
+    def jvp(ctx, tinput, tweight, tbias, *_):
+        input, weight, bias, stride, padding, dilation, groups = ctx._primals
+        conv = torch.ops.aten.convolution
+        zeros = [0] * len(stride)
+        tangent = conv(tinput, weight, tbias, stride, padding, dilation, False, zeros, groups)
+        return tangent + conv(input, tweight, None, stride, padding, dilation, False, zeros, groups)
+
+
+# --- pooling ------------------------------------------------------------------------------------
+
+class MaxPool2d(Function):
+    """max_pool2d: the largest element of each window, and where it was (flat index in its H×W plane).
+
+    Backward: each window's gradient goes to its largest element, added where windows overlap:
+    a scatter_add into the flattened planes, which works on Variables too (second derivatives).
+    """
+
+    node_name = "MaxPool2DWithIndicesBackward0"
+    saved_names = ("self", "result1")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, kernel_size, stride, padding, dilation, ceil_mode):
+        out, indices = torch.ops.aten.max_pool2d_with_indices(a, kernel_size, stride, padding, dilation, ceil_mode)
+        ctx.mark_non_differentiable(indices)
+        ctx.shape = a.shape
+        ctx.save_for_backward(a, indices)
+        return out, indices
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices):
+        _, indices = ctx.saved_tensors
+        indices = _data(indices)
+        planes = tuple(ctx.shape[:-2]) + (ctx.shape[-2] * ctx.shape[-1],)
+        flat_grad = grad.reshape(tuple(grad.shape[:-2]) + (-1,))
+        flat_indices = indices.reshape(tuple(indices.shape[:-2]) + (-1,))
+        grad_a = grad.new_zeros(planes).scatter_add(-1, flat_indices, flat_grad).reshape(ctx.shape)
+        return grad_a, None, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, ta, *_):
+        indices = ctx._result[1]
+        flat = ta.reshape(tuple(ta.shape[:-2]) + (-1,))
+        picked = flat.gather(-1, indices.reshape(tuple(indices.shape[:-2]) + (-1,)))
+        return picked.reshape(indices.shape), None
+
+
+class AvgPool2d(Function):
+    """avg_pool2d: the mean of each window. Backward spreads each window's gradient evenly over it
+    (torch's avg_pool2d_backward kernel); that is linear in the gradient, and its own backward is
+    avg_pool2d again, so second derivatives work (AvgPool2dBackward)."""
+
+    node_name = "AvgPool2DBackward0"
+    saved_names = ("self",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, *options):
+        ctx.options = options
+        ctx.save_for_backward(a)
+        return torch.ops.aten.avg_pool2d(a, *options)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        if isinstance(grad, torch.Tensor):
+            grad_a = torch.ops.aten.avg_pool2d_backward(grad, _data(a), *ctx.options)
+        else:
+            grad_a = AvgPool2dBackward.apply(grad, _data(a), *ctx.options)
+        return (grad_a,) + (None,) * len(ctx.options)
+
+    @staticmethod
+    def jvp(ctx, ta, *_):
+        return torch.ops.aten.avg_pool2d(ta, *ctx.options)
+
+
+class AvgPool2dBackward(Function):
+    """The gradient of avg_pool2d as an op of its own (for create_graph): its backward is avg_pool2d."""
+
+    node_name = "AvgPool2DBackwardBackward0"
+    check_gradients = False
+    nondifferentiable_args = (1,)
+
+    @staticmethod
+    def forward(ctx, grad, a, *options):
+        ctx.options = options
+        return torch.ops.aten.avg_pool2d_backward(grad, a, *options)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return (AvgPool2d.apply(gg, *ctx.options), None) + (None,) * len(ctx.options)
+
+    @staticmethod
+    def jvp(ctx, tgrad, *_):
+        return torch.ops.aten.avg_pool2d_backward(tgrad, ctx._primals[1], *ctx.options)
+
+
+# --- normalization ------------------------------------------------------------------------------
+
+def _normalize_backward(grad, x, weight, axes, eps):
+    """Gradients of y = (x - mean) / sqrt(var + eps) * weight (mean, biased var over `axes`) for input and
+    weight, written with Variable ops (mean and var recomputed from x, so a second derivative sees them)."""
+    mean = x.mean(axes, keepdim=True)
+    centered = x - mean
+    rstd = ((centered * centered).mean(axes, keepdim=True) + eps) ** -0.5
+    x_hat = centered * rstd
+    g = grad if weight is None else grad * weight
+    grad_x = rstd * (g - g.mean(axes, keepdim=True) - x_hat * (g * x_hat).mean(axes, keepdim=True))
+    return grad_x, x_hat
+
+
+def _normalize_tangent(tx, x_hat, rstd, axes):
+    """The tangent of (x - mean) * rstd: rstd (dx - mean(dx) - x_hat mean(x_hat (dx - mean(dx))))."""
+    centered = tx - tx.mean(axes, keepdim=True)
+    return rstd * (centered - x_hat * (x_hat * centered).mean(axes, keepdim=True))
+
+
+class NativeLayerNorm(Function):
+    """layer_norm: each sample normalized over its last dims (normalized_shape), then * weight + bias."""
+
+    node_name = "NativeLayerNormBackward0"
+    saved_names = ("bias", "input", "weight", "result1", "result2")   # in the order torch packs them
+    check_gradients = False
+    none_is_input = True
+
+    @staticmethod
+    def forward(ctx, input, normalized_shape, weight, bias, eps):
+        out, mean, rstd = torch.ops.aten.native_layer_norm(input, normalized_shape, weight, bias, eps)
+        ctx.normalized_shape, ctx.eps = list(normalized_shape), eps
+        ctx.save_for_backward(bias, input, weight, mean, rstd)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        bias, input, weight, mean, rstd = ctx.saved_tensors
+        needs = ctx.needs_input_grad[0], ctx.needs_input_grad[2], ctx.needs_input_grad[3]   # (input, weight, bias)
+        if isinstance(grad, torch.Tensor):
+            mask = [needs[0], needs[1] and weight is not None, needs[2] and bias is not None]
+            gi, gw, gb = torch.ops.aten.native_layer_norm_backward(grad, input, ctx.normalized_shape, mean, rstd,
+                                                                   weight, bias, mask)
+            return gi, None, gw, gb, None
+        n = len(ctx.normalized_shape)
+        axes = tuple(range(input.dim() - n, input.dim()))
+        batch = tuple(range(input.dim() - n))
+        grad_x, x_hat = _normalize_backward(grad, input, weight, axes, ctx.eps)
+        gw = _sum_over(grad * x_hat, batch) if weight is not None and needs[1] else None
+        gb = _sum_over(grad, batch) if bias is not None and needs[2] else None
+        return grad_x if needs[0] else None, None, gw, gb, None
+
+    @staticmethod
+    def jvp(ctx, tinput, _shape, tweight, tbias, _eps):
+        input, _, weight, bias, _ = ctx._primals
+        n = len(ctx.normalized_shape)
+        axes = tuple(range(input.dim() - n, input.dim()))
+        mean = input.mean(axes, keepdim=True)
+        rstd = ((input - mean).pow(2).mean(axes, keepdim=True) + ctx.eps).rsqrt()
+        x_hat = (input - mean) * rstd
+        tangent = _normalize_tangent(tinput, x_hat, rstd, axes)
+        if weight is not None:
+            tangent = tangent * weight + x_hat * tweight
+        return tangent if bias is None else tangent + tbias
+
+
+def _sum_over(x, dims):
+    return x.sum(dims) if dims else x
+
+
+class NativeBatchNorm(Function):
+    """batch_norm: each channel (dim 1) normalized over the batch and the other dims, then * weight + bias.
+
+    Training: by the batch's mean and (biased) variance, and the running stats are updated in place by
+    torch's kernel (with the unbiased variance), as torch does. Eval: by the running stats.
+    """
+
+    node_name = "NativeBatchNormBackward0"
+    saved_names = ("input", "running_mean", "running_var", "weight", "result1", "result2")   # torch's packing order
+    check_gradients = False
+    none_is_input = True
+    nondifferentiable_args = (3, 4)
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, running_mean, running_var, training, momentum, eps):
+        out, save_mean, save_invstd = torch.ops.aten.native_batch_norm(input, weight, bias, running_mean, running_var,
+                                                                       training, momentum, eps)
+        ctx.training, ctx.eps = training, eps
+        ctx.save_for_backward(input, running_mean, running_var, weight, save_mean, save_invstd)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, running_mean, running_var, weight, save_mean, save_invstd = ctx.saved_tensors
+        needs = ctx.needs_input_grad   # (input, weight, bias)
+        if isinstance(grad, torch.Tensor):
+            gi, gw, gb = torch.ops.aten.native_batch_norm_backward(
+                grad, input, weight, running_mean, running_var, save_mean, save_invstd, ctx.training, ctx.eps,
+                [needs[0], needs[1], needs[2]])
+            return gi, gw, gb, None, None, None, None, None
+        axes = (0,) + tuple(range(2, input.dim()))
+        shape = [1, -1] + [1] * (input.dim() - 2)      # a per-channel tensor, broadcast against the input
+        w = None if weight is None else weight.reshape(shape)
+        if ctx.training:
+            grad_x, x_hat = _normalize_backward(grad, input, w, axes, ctx.eps)
+        else:
+            invstd = (_data(running_var).reshape(shape) + ctx.eps).rsqrt()
+            x_hat = (input - _data(running_mean).reshape(shape)) * invstd
+            grad_x = grad * invstd if w is None else grad * (w * invstd)
+        gw = (grad * x_hat).sum(axes) if weight is not None and needs[1] else None
+        gb = grad.sum(axes) if needs[2] else None
+        return grad_x if needs[0] else None, gw, gb, None, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tinput, tweight, tbias, *_):
+        input, weight, bias, running_mean, running_var, training, _, eps = ctx._primals
+        axes = (0,) + tuple(range(2, input.dim()))
+        shape = [1, -1] + [1] * (input.dim() - 2)
+        if training:
+            mean = input.mean(axes, keepdim=True)
+            rstd = ((input - mean).pow(2).mean(axes, keepdim=True) + eps).rsqrt()
+            x_hat = (input - mean) * rstd
+            tangent = _normalize_tangent(tinput, x_hat, rstd, axes)
+        else:
+            rstd = (running_var.reshape(shape) + eps).rsqrt()
+            x_hat = (input - running_mean.reshape(shape)) * rstd
+            tangent = tinput * rstd
+        if weight is not None:
+            tangent = tangent * weight.reshape(shape) + x_hat * tweight.reshape(shape)
+        return tangent if bias is None else tangent + tbias.reshape(shape)
+
+
+# --- dropout on accelerators --------------------------------------------------------------------
+
+class NativeDropout(Function):
+    """torch's fused dropout kernel, which torch uses off the CPU: input * mask / (1 - p)."""
+
+    node_name = "NativeDropoutBackward0"
+    saved_names = ("result1",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, input, p, train):
+        out, mask = torch.native_dropout(input, p, train)
+        ctx.scale = 1.0 / (1.0 - p) if p < 1 else 0.0
+        ctx.mark_non_differentiable(mask)
+        ctx.save_for_backward(mask)
+        return out, mask
+
+    @staticmethod
+    def backward(ctx, grad, grad_mask):
+        mask, = ctx.saved_tensors
+        return grad * (_data(mask) * ctx.scale), None, None
+
+    @staticmethod
+    def jvp(ctx, ta, *_):
+        return ta * (ctx._result[1] * ctx.scale), None

@@ -1,0 +1,117 @@
+"""Ops that copy elements into a new arrangement: repeat (tile), flip, roll, tril, triu.
+Each backward undoes the arrangement on the gradient (derivatives.yaml's repeat_backward, flip, roll, tril, triu).
+"""
+from ..function import Function
+
+
+class Repeat(Function):
+    """a.repeat(*repeats): a tiled repeats[i] times along each dim (leading repeats add new dims).
+
+    Backward: the gradient cut into its tiles, which are summed.
+    """
+
+    node_name = "RepeatBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, repeats):
+        ctx.shape, ctx.repeats = tuple(a.shape), tuple(repeats)
+        return a.repeat(repeats)
+
+    @staticmethod
+    def backward(ctx, grad):
+        lead = len(ctx.repeats) - len(ctx.shape)
+        if lead:
+            grad = grad.sum(tuple(range(lead)))
+        if not ctx.shape:
+            return grad, None
+        tiles = []                           # (repeat, size) per dim: sum the repeat axes away
+        for r, s in zip(ctx.repeats[lead:], ctx.shape):
+            tiles += [r, s]
+        grad = grad.reshape(tiles).sum(tuple(range(0, len(tiles), 2)))
+        return grad, None
+
+    @staticmethod
+    def jvp(ctx, ta, _repeats):
+        return ta.repeat(ctx.repeats)
+
+
+class Flip(Function):
+    """a.flip(dims): the order reversed along dims; the gradient is flipped back."""
+
+    node_name = "FlipBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = tuple(dims)
+        return a.flip(ctx.dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.flip(ctx.dims), None
+
+    @staticmethod
+    def jvp(ctx, ta, _dims):
+        return ta.flip(ctx.dims)
+
+
+class Roll(Function):
+    """a.roll(shifts, dims): elements shifted cyclically; the gradient is rolled back by -shifts."""
+
+    node_name = "RollBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        return a.roll(shifts, dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        shifts = tuple(-s for s in ctx.shifts) if isinstance(ctx.shifts, (tuple, list)) else -ctx.shifts
+        return grad.roll(shifts, ctx.dims), None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _shifts, _dims):
+        return ta.roll(ctx.shifts, ctx.dims)
+
+
+class Tril(Function):
+    """a.tril(diagonal): the lower triangle kept, the rest zeroed; the gradient likewise."""
+
+    node_name = "TrilBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, diagonal):
+        ctx.diagonal = diagonal
+        return a.tril(diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.tril(ctx.diagonal), None
+
+    @staticmethod
+    def jvp(ctx, ta, _diagonal):
+        return ta.tril(ctx.diagonal)
+
+
+class Triu(Function):
+    """a.triu(diagonal): the upper triangle kept, the rest zeroed; the gradient likewise."""
+
+    node_name = "TriuBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, diagonal):
+        ctx.diagonal = diagonal
+        return a.triu(diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.triu(ctx.diagonal), None
+
+    @staticmethod
+    def jvp(ctx, ta, _diagonal):
+        return ta.triu(ctx.diagonal)

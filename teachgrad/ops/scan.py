@@ -1,0 +1,151 @@
+"""Running sums and products (cumsum, cumprod) and the ops that reorder values (sort, topk).
+
+Formulas from torch's derivatives.yaml: cumsum_backward (a reversed cumsum), cumprod_backward
+(with its care for zeros), value_selecting_reduction_backward (sort, topk: the gradient goes back to
+the position each value came from; the indices get none).
+"""
+import torch
+
+from ..function import Function
+
+
+def reversed_cumsum(x, dim):
+    """Sums from the end: out[i] = x[i] + x[i+1] + ... along dim."""
+    return x.flip(dim).cumsum(dim).flip(dim)
+
+
+class Cumsum(Function):
+    """a.cumsum(dim): out[i] = a[0] + ... + a[i]. Each a[k] reaches every out[i] with i >= k."""
+
+    node_name = "CumsumBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, dim, dtype):
+        ctx.dim = dim
+        return a.cumsum(dim, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if grad.numel() <= 1 or grad.shape[ctx.dim] == 1:
+            return grad, None, None
+        return reversed_cumsum(grad, ctx.dim), None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _dim, _dtype):
+        return ta.cumsum(ctx.dim, dtype=ctx._primals[2])
+
+
+def _without(a, dim, k):
+    """a with its k-th slice along dim replaced by ones: the product leaving a[k] out."""
+    position = torch.arange(a.shape[dim], device=a.device).view([-1] + [1] * (a.dim() - 1 - dim))
+    return a.where(position != k, 1.0)
+
+
+class Cumprod(Function):
+    """a.cumprod(dim): out[i] = a[0] * ... * a[i].
+
+    d out[i] / d a[k] = product of a[j], j <= i, j != k (for i >= k). Without zeros that is out[i] / a[k],
+    so the gradient is a reversed cumsum of grad * out, divided by a. With zeros in a, the products
+    leaving each a[k] out are formed one k at a time (exact, if slower; torch has a cleverer O(n) way).
+    """
+
+    node_name = "CumprodBackward0"
+    saved_names = ("self", "result")
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, dim, dtype):
+        ctx.dim = dim % max(a.dim(), 1)
+        result = a.cumprod(dim, dtype=dtype)
+        ctx.save_for_backward(a, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, result = ctx.saved_tensors
+        dim = ctx.dim
+        if a.numel() <= 1 or a.shape[dim] == 1:
+            return grad, None, None
+        if a.device.type == "meta" or not bool((a.data == 0).any()):   # (meta tensors have shapes, no values)
+            return reversed_cumsum(grad * result, dim) / a, None, None
+        slices = []
+        for k in range(a.shape[dim]):
+            picked = grad * _without(a, dim, k).cumprod(dim)
+            slices.append(picked.narrow(dim, k, a.shape[dim] - k).sum(dim, keepdim=True))
+        return _cat(slices, dim), None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _dim, _dtype):
+        a, dim = ctx._primals[0], ctx.dim
+        if a.numel() <= 1 or a.shape[dim] == 1:
+            return ta.clone()
+        if not bool((a == 0).any()):
+            return ctx._result * (ta / a).cumsum(dim)
+        total = torch.zeros_like(ctx._result)
+        size = a.shape[dim]
+        for k in range(size):
+            after = (torch.arange(size, device=a.device) >= k).view([-1] + [1] * (a.dim() - 1 - dim))
+            total = total + (ta.narrow(dim, k, 1) * _without(a, dim, k).cumprod(dim)).where(after, 0.0)
+        return total
+
+
+def _cat(pieces, dim):
+    if all(isinstance(p, torch.Tensor) for p in pieces):
+        return torch.cat(pieces, dim)
+    from .shape import Cat
+    return Cat.apply(dim, *pieces)
+
+
+class _ValueSelecting(Function):
+    """Base of sort and topk: (values, indices); a value's gradient goes back to where it was taken from."""
+
+    saved_names = ("indices",)
+    check_gradients = False
+
+    @classmethod
+    def forward(cls, ctx, a, *args):
+        values, indices = cls.select(a, *args)
+        ctx.mark_non_differentiable(indices)
+        ctx.shape, ctx.dim = a.shape, cls.dim_of(*args) % max(a.dim(), 1)
+        ctx.save_for_backward(indices)
+        return values, indices
+
+    @classmethod
+    def backward(cls, ctx, grad, grad_indices):
+        indices, = ctx.saved_tensors
+        indices = indices.data
+        if len(ctx.shape) == 0:
+            return (grad,) + (None,) * cls.extra_args
+        return (grad.new_zeros(ctx.shape).scatter(ctx.dim, indices, grad),) + (None,) * cls.extra_args
+
+    @classmethod
+    def jvp(cls, ctx, ta, *_):
+        indices = ctx._result[1]
+        if ta.dim() == 0:
+            return ta.clone(), None
+        return ta.gather(ctx.dim, indices), None
+
+
+class Sort(_ValueSelecting):
+    """a.sort(dim, descending, stable): the values in order, and where each came from."""
+
+    node_name = "SortBackward0"
+    extra_args = 3
+    select = staticmethod(lambda a, dim, descending, stable: torch.sort(a, dim=dim, descending=descending, stable=stable))
+    dim_of = staticmethod(lambda dim, descending, stable: dim)
+
+
+class Topk(_ValueSelecting):
+    """a.topk(k, dim, largest, sorted): the k largest (or smallest) values along dim, and their indices."""
+
+    node_name = "TopkBackward0"
+    extra_args = 4
+    select = staticmethod(lambda a, k, dim, largest, sorted: torch.topk(a, k, dim, largest, sorted))
+    dim_of = staticmethod(lambda k, dim, largest, sorted: dim)
+
+
+class SortStable(Sort):
+    """a.sort(stable=..., ...): torch records the `stable` overload under its own name."""
+
+    node_name = "SortBackward1"

@@ -1,0 +1,93 @@
+"""More element-wise functions: log10, log2, log1p, expm1 (formulas from torch's derivatives.yaml)."""
+import math
+
+from ..function import Function
+
+
+class Log10(Function):
+    """log10(a): d/da = 1 / (a ln 10)."""
+
+    node_name = "Log10Backward0"
+    saved_names = ("self",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a.log10()
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / (a * math.log(10.0))
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta / (ctx._primals[0] * math.log(10.0))
+
+
+class Log2(Function):
+    """log2(a): d/da = 1 / (a ln 2)."""
+
+    node_name = "Log2Backward0"
+    saved_names = ("self",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a.log2()
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / (a * math.log(2.0))
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta / (ctx._primals[0] * math.log(2.0))
+
+
+class Log1p(Function):
+    """log(1 + a), accurate for small a: d/da = 1 / (1 + a)."""
+
+    node_name = "Log1PBackward0"
+    saved_names = ("self",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a.log1p()
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / (a + 1)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta / (ctx._primals[0] + 1)
+
+
+class Expm1(Function):
+    """exp(a) - 1, accurate for small a: d/da = exp(a) = result + 1."""
+
+    node_name = "Expm1Backward0"
+    saved_names = ("result",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a.expm1()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        return grad * (result + 1)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta * (ctx._result + 1)
