@@ -671,7 +671,7 @@ def cell_difference(ours: dict, theirs: dict, rtol: float, atol: float, unordere
 
 
 def _sorted_words(text: str | None) -> str | None:
-    return None if text is None else " ".join(sorted(normalise(text).split()))
+    return None if text is None else " ".join(sorted(re.findall(r"[^\s,\[\]{}]+", normalise(text))))
 
 
 def _clip(text: str | None, width: int = 160) -> str | None:
