@@ -24,11 +24,14 @@ namespace (dtype, shape, requires_grad, is_leaf, grad_fn's name, values, and the
 an nn.Module; tensors in a list, tuple or dict).
 
 Results. PASS: every cell agrees (values within the program's tolerance; printed numbers within the digits
-printed; text compared with runs of white space made one space and `Variable(` read as `tensor(`, teachgrad's
-name for what torch calls a tensor). DIFF: the first cell where something differs, and what. FAIL: the first cell
-that raised under teachgrad only, with the error. TIMEOUT: the run went past the program's time limit (the cells
-before it are still compared). TORCH-ERROR: the program does not run under torch here (its cell and error).
-SKIP: needs what this machine has not (data downloads, a GPU), with the reason.
+printed; text compared with runs of white space made one space, memory addresses left out, and `Variable(` read
+as `tensor(`, teachgrad's name for what torch calls a tensor). FAIL: the first cell that raised under teachgrad
+only, with the error (and the first difference before it, if any). TIMEOUT: a run went past the program's time
+limit (the cells before it are still compared). DIFF: cells that differ (how many, and the first with what
+differed); a differing cell does not stop the comparison, as a later cell may still fail. TORCH-ERROR: the program
+does not run under torch here (its cell and error). SKIP: needs what this machine has not (data downloads, a GPU),
+with the reason. Plotting libraries this machine lacks (matplotlib, graphviz, torchviz, IPython) are given to the
+program as stand-ins that draw nothing.
 """
 from __future__ import annotations
 
@@ -146,7 +149,7 @@ def d2l_cells(text: str) -> list[Cell]:
     return cells
 
 
-_RST_BLOCK = re.compile(r"^\.\. code-block:: python\s*\n((?:[ \t]*\n|[ \t]+.*\n)+)", re.M)
+_RST_BLOCK = re.compile(r"^\.\. code(?:-block)?:: python\s*\n((?:[ \t]*\n|[ \t]+.*\n)+)", re.M)
 
 
 def rst_cells(text: str) -> list[Cell]:
@@ -166,12 +169,14 @@ def pytest_cells(text: str) -> list[Cell]:
     return [Cell(text, "module body")] + [Cell(f"{name}()", f"def {name}") for name in tests]
 
 
-_SKIP_ONE = re.compile(r"#\s*x?doctest:.*\+REQUIRES\(")
-_SKIP_REST = re.compile(r"^\s*>>>\s*#\s*xdoctest:\s*\+REQUIRES\(.*$", re.M)
+# `+REQUIRES(env:TORCH_DOCTEST_CUDA)` and `+REQUIRES(module:...)` need what this machine may lack; torch's other
+# `+REQUIRES(env:TORCH_DOCTEST_...)` switches (AUTOGRAD, ANOMALY, ...) only opt a docstring into torch's CI run.
+_SKIP_ONE = re.compile(r"#\s*x?doctest:.*\+REQUIRES\((env:TORCH_DOCTEST_CUDA|module:)")
+_SKIP_REST = re.compile(r"^\s*>>>\s*#\s*xdoctest:\s*\+REQUIRES\((env:TORCH_DOCTEST_CUDA|module:).*$", re.M)
 
 
 def docstring_cells(docstring: str) -> tuple[list[Cell], str | None]:
-    """The `>>>` examples of a docstring. Those torch marks `+REQUIRES(...)` (a GPU, a module) are left out (a
+    """The `>>>` examples of a docstring. Those torch marks as needing a GPU or a module are left out (a
     directive on a `>>>` line of its own leaves out the rest of the docstring). Those marked `+SKIP` are run: torch
     skips them because their printed output is not reproducible or not shown whole, and here the two runs are
     compared with each other, not with the docstring's text. Returns (cells, why all were left out)."""
@@ -293,10 +298,17 @@ def load_programs(config: dict, mirror: Path) -> list[Program]:
 
 # --- the child: runs one program with one library -----------------------------------------------------------------
 
-def install_twin(twin_name: str, workdir: str, namespace: dict) -> None:
-    """From here on, `import torch...` in the program's own code (its namespace, and modules of its working folder;
-    not libraries, not teachgrad) gives `twin_name`'s modules."""
-    twin = importlib.import_module(twin_name)
+STAND_INS = ("matplotlib", "graphviz", "torchviz", "IPython")   # draw only: a stand-in where missing
+
+
+def install_program_imports(namespace: dict, workdir: str, twin_name: str | None) -> None:
+    """An import hook for the program's own code only (its namespace, and modules of its working folder; not
+    libraries, not teachgrad, not this runner):
+    - with a twin, `import torch`, `import torch.nn as nn`, `from torch.autograd import Function` ... give the
+      twin's modules; a module the twin lacks is a ModuleNotFoundError that says so;
+    - matplotlib / graphviz / torchviz / IPython, where this machine lacks them, give a stand-in that draws
+      nothing (what a plot shows is not compared; the numbers it is drawn from are)."""
+    twin = importlib.import_module(twin_name) if twin_name else None
     real_import = builtins.__import__
 
     def from_program(globals_):
@@ -320,8 +332,10 @@ def install_twin(twin_name: str, workdir: str, namespace: dict) -> None:
                 module = found
         return module
 
-    def twin_import(name, globals=None, locals=None, fromlist=(), level=0):
-        if level == 0 and (name == "torch" or name.startswith("torch.")) and from_program(globals):
+    def program_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level != 0 or not from_program(globals):
+            return real_import(name, globals, locals, fromlist, level)
+        if twin is not None and (name == "torch" or name.startswith("torch.")):
             module = twin_module(name)
             if not fromlist:
                 return twin
@@ -330,13 +344,18 @@ def install_twin(twin_name: str, workdir: str, namespace: dict) -> None:
                     with contextlib.suppress(ModuleNotFoundError):
                         importlib.import_module(f"{module.__name__}.{item}")
             return module
+        if name.split(".")[0] in STAND_INS:
+            try:
+                return real_import(name, globals, locals, fromlist, level)
+            except ImportError:
+                return _StandIn(name if fromlist else name.split(".")[0])
         return real_import(name, globals, locals, fromlist, level)
 
-    builtins.__import__ = twin_import
+    builtins.__import__ = program_import
 
 
 class _Anything:
-    """Stands in for a plotting library this machine lacks: every attribute and call gives another stand-in."""
+    """What a stand-in module gives: every attribute and call gives another stand-in."""
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -359,16 +378,11 @@ class _Anything:
         return False
 
 
-def stand_in_for_plotting() -> None:
-    """matplotlib / graphviz / torchviz / IPython.display draw only: where one is missing, a stand-in that draws nothing.
-    What a plot shows is not compared (the numbers it is drawn from are)."""
-    for name in ("matplotlib", "matplotlib.pyplot", "graphviz", "torchviz", "IPython", "IPython.display"):
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            module = types.ModuleType(name)
-            module.__getattr__ = lambda attr: _Anything()
-            sys.modules[name] = module
+class _StandIn(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Anything()
 
 
 def seed_everything(seed: int) -> None:
@@ -496,10 +510,8 @@ def child_main(args) -> None:
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     variable_type = None
     if spec["twin"]:
-        twin = importlib.import_module(spec["twin"])
-        variable_type = getattr(twin, "Variable", None)
-        install_twin(spec["twin"], spec["workdir"], namespace)
-    stand_in_for_plotting()
+        variable_type = getattr(importlib.import_module(spec["twin"]), "Variable", None)
+    install_program_imports(namespace, spec["workdir"], spec["twin"])
     seed_everything(spec["seed"])
     with open(spec["out"], "w") as out:
         for number, cell in enumerate(spec["cells"][: spec["limit"]]):
@@ -564,7 +576,8 @@ def normalise(text: str) -> str:
 
 
 def same_text(ours: str | None, theirs: str | None, rtol: float) -> bool:
-    """Equal text, except numbers: each may differ by its last printed digit (and rtol)."""
+    """Equal text, except numbers with a decimal point or exponent: each may differ by its last printed digit
+    (and rtol); integers must be equal."""
     if ours is None or theirs is None:
         return ours is theirs
     a, b = normalise(ours), normalise(theirs)
@@ -575,8 +588,12 @@ def same_text(ours: str | None, theirs: str | None, rtol: float) -> bool:
     for x, y in zip(_NUMBER.findall(a), _NUMBER.findall(b)):
         if x == y:
             continue
+        if not re.search(r"[.eE]", x + y):
+            return False            # integers (counts, indices, sizes) must be equal
         decimals = len(x.split(".")[1].split("e")[0].split("E")[0]) if "." in x else 0
         exponent = int(re.split("[eE]", x)[1]) if re.search("[eE]", x) else 0
+        if decimals == 0 and not exponent:
+            return False            # torch prints `2.` only for a value that is a whole number
         step = 10.0 ** (exponent - decimals)
         if not abs(float(x) - float(y)) <= 1.01 * step + rtol * abs(float(y)):
             return False
@@ -691,33 +708,53 @@ class Verdict:
 
 
 def compare(program: Program, ours: Run, theirs: Run) -> Verdict:
+    """The verdict on a program, cell by cell. A cell that differs is noted and the comparison goes on (a
+    difference in what one cell prints need not hide that a later one fails); the first cell that raises under
+    teachgrad only ends it. FAIL outranks TIMEOUT, which outranks DIFF."""
     seconds = (theirs.seconds, ours.seconds)
-    agreeing = 0
+    agreeing, differing, first_diff, failure, torch_error = 0, 0, None, None, None
     for o, t in zip(ours.records, theirs.records):
         where = o["where"]
         if o["error"] and not t["error"]:
-            err = o["error"]
-            return Verdict(program, "FAIL", agreeing, f"{where}: {err['type']}: {err['message'][:300]} ({err['at']})", seconds)
+            failure = f"{where}: {_error_text(o['error'])}"
+            break
         why = cell_difference(o, t, program.rtol, program.atol, where in program.unordered)
         if why:
-            return Verdict(program, "DIFF", agreeing, f"{where}: {why}", seconds)
+            differing += 1
+            first_diff = first_diff or f"{where}: {why}"
+        else:
+            agreeing += 1
         if t["error"] and program.stop_on_error:
-            err = t["error"]
-            return Verdict(program, "TORCH-ERROR", agreeing, f"{where}: {err['type']}: {err['message'][:200]}", seconds)
-        agreeing += 1
+            torch_error = f"{where}: {t['error']['type']}: {t['error']['message'][:200]}"
+            break
     n_o, n_t = len(ours.records), len(theirs.records)
+    if failure is None and n_o == n_t + 1 and ours.records[-1]["error"] and (theirs.timed_out or theirs.crashed):
+        failure = (f"{ours.records[-1]['where']}: {_error_text(ours.records[-1]['error'])} "
+                   f"(torch's run of that cell did not end: {'passed the time limit' if theirs.timed_out else 'died'})")
+    also = f"; first difference before it: {first_diff}" if first_diff else ""
+    if torch_error:
+        return Verdict(program, "TORCH-ERROR", agreeing, torch_error, seconds)
+    if failure:
+        return Verdict(program, "FAIL", agreeing, failure + also, seconds)
     if theirs.crashed and n_t < len(program.cells):
         return Verdict(program, "TORCH-ERROR", agreeing, f"the torch run died: {theirs.crashed}", seconds)
     if ours.crashed and n_o < len(program.cells):
-        return Verdict(program, "FAIL", agreeing, f"the teachgrad run died after {n_o} cells: {ours.crashed}", seconds)
+        return Verdict(program, "FAIL", agreeing, f"the teachgrad run died after {n_o} cells: {ours.crashed}" + also, seconds)
     if ours.timed_out or theirs.timed_out:
         who = "both runs" if ours.timed_out and theirs.timed_out else "the teachgrad run" if ours.timed_out else "the torch run"
         stopped = program.cells[min(n_o, n_t)].where if min(n_o, n_t) < len(program.cells) else "the end"
         return Verdict(program, "TIMEOUT", agreeing,
-                       f"{who} passed {program.timeout:.0f} s, at {stopped}; the {agreeing} cells before agree", seconds)
+                       f"{who} passed {program.timeout:.0f} s, in {stopped}; of the cells before, {agreeing} agree" + also,
+                       seconds)
+    if first_diff:
+        return Verdict(program, "DIFF", agreeing, f"{differing} of {n_t} cells differ; the first, {first_diff}", seconds)
     if n_o != n_t:
         return Verdict(program, "DIFF", agreeing, f"teachgrad ran {n_o} cells, torch {n_t}", seconds)
     return Verdict(program, "PASS", agreeing, f"{agreeing} cells", seconds)
+
+
+def _error_text(error: dict) -> str:
+    return f"{error['type']}: {error['message'][:300]} ({error['at']})"
 
 
 def judge(program: Program, seed: int, twin: str) -> Verdict:
@@ -765,6 +802,8 @@ def main(argv=None) -> int:
     parser.add_argument("--list", action="store_true", help="list the programs and their cells, run nothing")
     parser.add_argument("--twin", default="teachgrad", help="the module `import torch` means in the second run")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout-scale", type=float, default=1.0,
+                        help="multiply every program's time limit (the makemore training cells need minutes)")
     parser.add_argument("--table", type=Path, help="write the markdown summary table here too")
     parser.add_argument("--json", type=Path, help="write every verdict here as JSON")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -775,6 +814,8 @@ def main(argv=None) -> int:
     config = tomllib.loads(args.config.read_text())
     programs = [p for p in load_programs(config, args.mirror)
                 if not args.only or any(word in p.name or word in (p.group or "") for word in args.only)]
+    for program in programs:
+        program.timeout *= args.timeout_scale
     if args.list:
         for p in programs:
             print(f"{p.name}  [{p.kind}, {len(p.cells)} cells]  {p.source}" + (f"  SKIP: {p.skip}" if p.skip else ""))

@@ -91,6 +91,8 @@ def test_docstring_examples_leave_out_what_needs_a_resource():
     ("1.0e-05", "1.1e-05", True),
     ("1.0e-05", "1.3e-05", False),
     ("a b", "a c", False),
+    ("27 names", "28 names", False),                   # integers must be equal
+    ("tensor(1.)", "tensor(2.)", False),
     ("[1, 2]", "[1, 2, 3]", False),
 ])
 def test_same_text(ours, theirs, same):
@@ -112,6 +114,38 @@ def test_tensor_difference_names_what_differs():
     assert wp.tensor_difference(ours, theirs, 0, 0).startswith(".grad: values differ")
     assert "None" in wp.tensor_difference(_tensor([1.0]), theirs, 0, 0)
     assert wp.tensor_difference({"kind": "number", "value": 3}, {"kind": "number", "value": 3.0}, 0, 0)
+
+
+def _record(where, error=None, stdout=""):
+    return {"where": where, "stdout": stdout, "display": None, "namespace": {},
+            "error": None if error is None else {"type": "TypeError", "message": error, "at": where}}
+
+
+def _program(n):
+    return wp.Program(name="p", kind="gallery", source="s", cells=[wp.Cell("pass", f"cell {i}") for i in range(n)])
+
+
+def test_a_difference_does_not_hide_a_later_failure():
+    ours = wp.Run([_record("cell 0", stdout="1"), _record("cell 1"), _record("cell 2", error="no such op")], False, None, 1)
+    theirs = wp.Run([_record("cell 0", stdout="2"), _record("cell 1"), _record("cell 2")], False, None, 1)
+    verdict = wp.compare(_program(4), ours, theirs)
+    assert verdict.result == "FAIL" and verdict.cells_agreeing == 1
+    assert verdict.detail.startswith("cell 2: TypeError: no such op")
+    assert "first difference before it: cell 0: printed '1' where torch printed '2'" in verdict.detail
+
+
+def test_a_failure_in_a_cell_torch_did_not_finish_in_time_is_a_fail():
+    ours = wp.Run([_record("cell 0"), _record("cell 1", error="no such op")], False, None, 1)
+    theirs = wp.Run([_record("cell 0")], True, None, 400)
+    verdict = wp.compare(_program(3), ours, theirs)
+    assert verdict.result == "FAIL" and "torch's run of that cell did not end: passed the time limit" in verdict.detail
+
+
+def test_differences_are_counted():
+    ours = wp.Run([_record("cell 0", stdout="1"), _record("cell 1", stdout="a")], False, None, 1)
+    theirs = wp.Run([_record("cell 0", stdout="2"), _record("cell 1", stdout="b")], False, None, 1)
+    verdict = wp.compare(_program(2), ours, theirs)
+    assert verdict.result == "DIFF" and verdict.detail.startswith("2 of 2 cells differ; the first, cell 0:")
 
 
 # --- end to end, with a stand-in twin --------------------------------------------------------------------------------
@@ -234,7 +268,8 @@ def test_a_silently_different_number_is_a_diff_at_its_cell(end_to_end):
     results, _, _ = end_to_end
     wrong = results["wrong"]
     assert wrong["result"] == "DIFF"
-    assert wrong["detail"].startswith("line 3: printed 'tensor(0.)' where torch printed 'tensor(2.)'")
+    assert wrong["detail"].startswith("1 of 2 cells differ; the first, line 3: printed 'tensor(0.)' where torch "
+                                      "printed 'tensor(2.)'"), wrong
 
 
 def test_an_error_under_the_twin_only_is_a_fail_with_the_error(end_to_end):
@@ -268,3 +303,17 @@ def test_the_twin_import_hook_gives_the_program_the_twins_modules(tmp_path):
         wp.Cell("import torch\nimport torch.nn.functional as F\n(torch.__name__, F.__name__, torch.ones(1).__class__.__name__)", "a")]),
         "teachgrad", None, 0).records[0]
     assert shown["display"] == "('teachgrad', 'teachgrad.nn.functional', 'Variable')", shown
+
+
+def test_missing_plotting_libraries_are_stand_ins_for_the_program_only(tmp_path):
+    """A program's `import graphviz` gets a stand-in where graphviz is missing; a missing module of another name
+    stays missing, and the stand-in is never given to libraries (only the program's own imports are hooked)."""
+    import importlib.util as util
+    program = wp.Program(name="plots", kind="gallery", source="here", timeout=60, cells=[
+        wp.Cell("from torchviz import make_dot\nmake_dot(1).render('x')\nimport sys\n'torchviz' in sys.modules", "a"),
+        wp.Cell("import no_such_plotting_library", "b")])
+    first, second = wp.run_program(program, None, None, 0).records
+    assert first["error"] is None, first
+    if util.find_spec("torchviz") is None:
+        assert first["display"] == "False"      # the stand-in is the program's, not registered for everyone
+    assert second["error"]["type"] == "ModuleNotFoundError"
