@@ -1,4 +1,4 @@
-"""Classes of difference found by running real torch code (tests/external) under teachgrad.
+"""Classes of difference found by running torch code under teachgrad (tests/mirrored, scripts/whole_programs.py).
 
 Each test runs the same lines with torch and with teachgrad and compares values, gradients,
 node names and errors (type and message); each failed before the fix it guards.

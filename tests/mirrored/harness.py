@@ -1,15 +1,17 @@
-"""Run a snippet of real torch code under torch and under teachgrad, and compare what it returns.
+"""Run a scenario under torch and under teachgrad, and compare what it returns.
 
-A snippet is a function whose one parameter is named `torch`: its body is the original code,
-unchanged, so `torch.tensor(...)` means torch's under torch and teachgrad's under teachgrad.
-It returns what the original printed or asserted on. Both runs start from the same random seed.
+A scenario is a function of ours whose one parameter is named `torch`, so `torch.tensor(...)` in its body
+means torch's under torch and teachgrad's under teachgrad. Each test module's scenarios check the behaviour a
+piece of well-known teaching material or test suite checks (the module names which), written here in our own
+code; the literal texts are run by scripts/whole_programs.py from fetched snapshots, outside this repository.
+A scenario returns what it looked at. Both runs start from the same random seed.
 
 What is compared, recursively through tuples, lists and dicts:
 - tensors: values (NaN equal to NaN), dtype, shape, `requires_grad`, node name
   (`type(t.grad_fn).__name__`); where torch gives a tensor, teachgrad must give a Variable
   (not the plain torch tensor underneath);
 - graph nodes: their type's name; dtypes, sizes, numbers, strings, None;
-- an exception the snippet raises (or `caught` records): its type's name and its message.
+- an exception the scenario raises (or `caught` records): its type's name and its message.
 """
 import math
 import warnings
@@ -38,7 +40,7 @@ def run(snippet, module):
         try:
             result = caught(lambda: snippet(module))
         finally:
-            module.set_grad_enabled(True)   # a snippet may leave grad mode off, as torch's docs do
+            module.set_grad_enabled(True)   # a scenario may leave grad mode off
     return describe(result)
 
 
@@ -116,11 +118,11 @@ def check(snippet):
 
 
 def snippets(*functions, xfail=None):
-    """pytest parameters, one per snippet; `xfail` maps a snippet's name to why it still fails."""
+    """pytest parameters, one per scenario; `xfail` maps a scenario's name to why it still fails."""
     xfail = xfail or {}
     params = []
     for fn in functions:
-        fn.__test__ = False   # a snippet named test_... (as in test_autograd.py) is not itself a pytest test
+        fn.__test__ = False   # a scenario named test_... is not itself a pytest test
         marks = [pytest.mark.xfail(strict=True, reason=xfail[fn.__name__])] if fn.__name__ in xfail else []
         params.append(pytest.param(fn, id=fn.__name__, marks=marks))
     return params
