@@ -2,9 +2,11 @@
 
 scripts/build_book.py writes the pages next to this file's settings (build/book-src) and runs Sphinx.
 """
+import importlib.util
 import inspect
 import os
 import re
+import shutil
 
 project = "teachgrad"
 author = "the teachgrad authors"
@@ -23,8 +25,17 @@ nb_mime_priority_overrides = [(builder, "application/vnd.jupyter.widget-view+jso
                               for builder in ("html", "dirhtml", "singlehtml")]
 nb_ipywidgets_js = {}
 nb_merge_streams = True
-myst_enable_extensions = ["colon_fence", "deflist"]
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath", "amsmath"]
 myst_heading_anchors = 3
+myst_dmath_double_inline = True   # `$$...$$` inside a paragraph is a displayed formula, as in JupyterLab
+
+# Maths: MathJax 3 served from the built site (_static/mathjax), never from a CDN, so the book reads
+# offline. It comes from the PyPI package django-static-mathjax (the `book` extra; Apache-2.0, its
+# LICENSE is copied along); only the files the pages use are copied (see _copy_mathjax).
+MATHJAX_PACKAGE = "mathjax"           # the import name of django-static-mathjax
+MATHJAX_FILES = ["LICENSE", "es5/tex-chtml.js", "es5/output/chtml/fonts/woff-v2"]
+mathjax_path = "mathjax/es5/tex-chtml.js"
+mathjax3_config = {}   # MathJax 3's defaults; MyST adds which HTML classes it typesets
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
@@ -95,6 +106,30 @@ def _skip_torchs_methods(app, what, name, obj, skip, options):
     return True if getattr(obj, "runs_torchs", False) else None
 
 
+def _mathjax_folder():
+    spec = importlib.util.find_spec(MATHJAX_PACKAGE)   # found, not imported: it is a Django app
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("MathJax is not installed: run `make setup` (the `book` extra brings django-static-mathjax)")
+    return os.path.join(spec.submodule_search_locations[0], "static", "mathjax")
+
+
+def _copy_mathjax(app, exception):
+    """The part of MathJax the book uses, into the site's _static/mathjax."""
+    if exception is not None or app.builder.format != "html":
+        return
+    source, target = _mathjax_folder(), os.path.join(app.outdir, "_static", "mathjax")
+    for name in MATHJAX_FILES:
+        src, dst = os.path.join(source, name), os.path.join(target, name)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if os.path.isdir(src):
+            shutil.copytree(src, dst, dirs_exist_ok=True)
+        else:
+            shutil.copyfile(src, dst)
+
+
 def setup(app):
+    _mathjax_folder()   # fail early, saying what to install
+    app.set_html_assets_policy("always")   # MathJax on every page: a heading's formula shows in every page's navigation
+    app.connect("build-finished", _copy_mathjax)
     app.connect("autodoc-process-docstring", _as_rest)
     app.connect("autodoc-skip-member", _skip_torchs_methods)
