@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.teachgrad-installed
 LAB_PORT ?= 8888
 
-.PHONY: setup setup-dot setup-browser test test-unit test-notebooks test-cpu-paths test-browser test-book lab lab-reset student notebooks book bench clean
+.PHONY: setup setup-dot setup-browser setup-axe test test-unit test-notebooks test-cpu-paths test-browser test-book lab lab-reset student notebooks book bench clean
 
 setup: $(STAMP) setup-dot
 
@@ -23,12 +23,25 @@ setup-dot:
 setup-browser:
 	@scripts/system-package.sh chromium chromium "headless browser for make test-browser" || true
 
+# axe-core (accessibility checks in the book test) from npm into build/axe (git-ignored); without npm the
+# book test skips only those checks, saying why.
+AXE_VERSION := 4.14.1
+AXE := build/axe/node_modules/axe-core/axe.min.js
+setup-axe: $(AXE)
+
+$(AXE):
+	@scripts/system-package.sh npm npm "Node's package manager, brings axe-core for make test-book" || true
+	@if command -v npm >/dev/null 2>&1; then \
+		npm install --prefix build/axe --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
+			axe-core@$(AXE_VERSION) || echo "npm could not install axe-core: the book test skips its accessibility checks"; \
+	fi
+
 # The tests and notebooks use tiny tensors: one thread each avoids thread contention on small machines.
 test test-unit test-notebooks test-cpu-paths notebooks: export OMP_NUM_THREADS = 1
 
 NBVAL := $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider -q
 
-test: setup setup-browser
+test: setup setup-browser setup-axe
 	$(PY) -m pytest tests -q -p no:cacheprovider
 	$(NBVAL) notebooks
 	$(MAKE) --no-print-directory test-cpu-paths
@@ -68,9 +81,10 @@ test-unit: setup
 book: $(STAMP)
 	$(PY) scripts/build_book.py
 
-# The book built, served on 127.0.0.1 and read in headless Chromium; skipped, saying why, without Chromium.
+# The book built, served on 127.0.0.1 and read in headless Chromium (axe-core checks its accessibility);
+# skipped, saying why, without Chromium.
 test-book: export OMP_NUM_THREADS = 1
-test-book: setup setup-browser
+test-book: setup setup-browser setup-axe
 	$(PY) -m pytest tests/test_book.py -q -p no:cacheprovider -m book
 
 # JupyterLab serves a working copy, work/ (git-ignored): made from notebooks/ on first run, and a notebook

@@ -10,7 +10,7 @@ import shutil
 
 project = "teachgrad"
 author = "the teachgrad authors"
-copyright = "teachgrad authors"
+copyright = "the teachgrad authors (MIT licence)"
 html_title = "teachgrad: autograd, rebuilt to be read"
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
@@ -44,7 +44,8 @@ autodoc_default_options = {"members": True, "undoc-members": False}
 html_theme = "sphinx_book_theme"
 html_static_path = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "_static")]
 html_css_files = ["teachgrad.css"]
-html_js_files = ["teachgrad.js"]   # the phone navigation drawer (a theme bug worked around) and drawings full-size on tap
+html_js_files = ["teachgrad.js"]   # the phone's navigation drawer (a theme bug worked around), drawings full-size
+
 html_favicon = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_static", "favicon.svg")
 html_context = {"default_mode": "light"}   # unset, the theme logs "invalid theme mode" on a first visit
 html_copy_source = False

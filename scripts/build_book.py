@@ -4,11 +4,16 @@
     python scripts/build_book.py                       # notebooks/ -> build/book/
     python scripts/build_book.py --notebooks DIR --out DIR
 
+    TEACHGRAD_REPOSITORY=https://host/owner/teachgrad python scripts/build_book.py   # source + Binder links
+
 Writes the pages into a staging folder (build/book-src): a landing page listing the series in
-order (titles from the notebooks, "what it teaches" from the README's table), a page on the API,
-and a copy of each notebook with a note on how to run it, its solutions folded behind "Show
-solution" and its deliberate errors cut to the learner's line and the message. Then Sphinx with
-MyST-NB (book/conf.py) turns them into HTML without running a single cell.
+order (titles from the notebooks, "what it teaches" from the README's table) with a BibTeX entry
+made from CITATION.cff, a page on the API, and a copy of each notebook with a "Run this notebook
+yourself" box (downloads, source, the two commands, Binder), its solutions folded behind "Show
+solution" (worded for the book, nbgrader's markers left out), its deliberate errors cut to the
+learner's line and the message, and alt text on its drawings. Then Sphinx with MyST-NB
+(book/conf.py) turns them into HTML without running a single cell, and each notebook and its
+student edition are put beside their page for download.
 """
 import argparse
 import ast
@@ -166,7 +171,7 @@ last run, and step through a backward pass with the slider under each stepper, n
 
 ## The series
 
-| | notebook | what it teaches |
+| no. | notebook | what it teaches |
 |---|---|---|
 {rows}
 

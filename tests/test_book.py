@@ -1,12 +1,16 @@
 """The book (`make book`): built from the stored outputs, served on 127.0.0.1, read in headless Chromium.
 
 The series is built as it is in notebooks/ (whatever notebooks it holds), plus one small notebook
-made here with a backward stepper, a graph, a solution and a deliberate error, so that each of those
-is checked even before the stored notebooks are re-executed. Without Chromium the book is still built
-and only the reading is skipped, saying why.
+made here with formulas, a backward stepper, a graph, a solution, a deliberate error and a plot, so
+that each of those is checked even before the stored notebooks are re-executed. Read at laptop and
+phone widths, in light and dark mode: every formula typeset, the phone's navigation drawer, each
+page's downloads and links, alt texts, axe-core's accessibility rules (axe-core from npm, `make
+setup-axe`), and never a request off the local server. Without Chromium the book is still built and
+only the reading is skipped, saying why; without axe-core only its checks are.
 """
 import contextlib
 import functools
+import html
 import http.server
 import importlib.util
 import io
@@ -24,6 +28,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 FIXTURE = "99_book_fixture"
+REPOSITORY = "git@git.example.org:teach/teachgrad.git"   # where the test says the repository is hosted
+AXE = ROOT / "build" / "axe" / "node_modules" / "axe-core" / "axe.min.js"   # `make setup-axe` (npm)
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -55,8 +61,28 @@ def _result(bundle, count):
     return {"output_type": "execute_result", "execution_count": count, "metadata": {}, "data": bundle}
 
 
+# The formulas the issue saw damaged (a thin space, underscores, a heading), written as the notebooks do.
+FIXTURE_MATHS = r"""## Gradients of $t_2$
+
+With $s_1 = p_1 + q_1$ and $t_2 = (p\,q+s)^2$, the chain rule gives
+$\partial t_2 / \partial p = 2(p\,q+s)\,q$ and
+
+$$\frac{\partial t_2}{\partial s} = 2\,(p\,q+s) \qquad \text{for } x_i, x_j .$$
+"""
+FIXTURE_TEX = [r"t_2", r"s_1 = p_1 + q_1", r"t_2 = (p\,q+s)^2", r"\partial t_2 / \partial p = 2(p\,q+s)\,q",
+               r"\frac{\partial t_2}{\partial s} = 2\,(p\,q+s) \qquad \text{for } x_i, x_j ."]
+FIXTURE_PLOT = """fig, ax = plt.subplots()
+ax.plot(xs, ys, label="loss, teachgrad")
+ax.set_xlabel("step")
+ax.set_ylabel("loss")
+ax.set_title(f"loss curve at rate {lr}")
+plt.show()"""
+# A 1 x 1 PNG: what matters is the cell that made it.
+TINY_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+
+
 def fixture_notebook():
-    """What a kernel would store for a stepper, a graph, a solution and an error (no kernel needed)."""
+    """What a kernel would store for maths, a stepper, a graph, a solution, an error and a plot (no kernel needed)."""
     import teachgrad as tg
     from teachgrad import viz
 
@@ -70,13 +96,19 @@ def fixture_notebook():
                            "\x1b[36mCell\x1b[39m In[4], line 1\n----> 1 tg.tensor(1.0).backward()",
                            "\x1b[36mFile\x1b[39m /somewhere/teachgrad/engine.py:99, in backward\n  99 raise",
                            "\x1b[31mRuntimeError\x1b[39m: element 0 of tensors does not require grad"]}
+    plot = _result({"image/png": TINY_PNG, "text/plain": "<Figure size 640x480 with 1 Axes>"}, 5)
     cells = [
         {"cell_type": "markdown", "id": "m0", "metadata": {},
          "source": "# 99 · Book fixture\n\nA stepper, a graph, a solution and an error, for the book test."},
+        {"cell_type": "markdown", "id": "m1", "metadata": {}, "source": FIXTURE_MATHS},
         _cell("tg.viz.draw(t, names=locals())", [_result(graph, 1)], count=1),
         _cell("tg.viz.backward_steps(t, names=locals())", [_result(steps, 2)], count=2),
-        _cell("answer_is_forty_two = 42", tags=["solution"], count=3),
+        {"cell_type": "markdown", "id": "m2", "metadata": {"tags": ["solution"]},
+         "source": "## Solution\n\nTry it first; the code is in the collapsed cell below (click the bar to its left)."},
+        _cell("def answer():\n    ### BEGIN SOLUTION\n    answer_is_forty_two = 42\n    ### END SOLUTION\n"
+              "    return 42", tags=["solution"], count=3),
         _cell("tg.tensor(1.0).backward()", [error], tags=["raises-exception"], count=4),
+        _cell(FIXTURE_PLOT, [plot], count=5),
     ]
     return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                         "language": "python"}},
@@ -101,7 +133,7 @@ def book(tmp_path_factory):
     out, log = work / "site", io.StringIO()
     started = time.perf_counter()
     with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):   # in this process: torch is loaded
-        status = _build_book_module().build(notebooks, out, work / "src")
+        status = _build_book_module().build(notebooks, out, work / "src", repository=REPOSITORY)
     seconds = time.perf_counter() - started
     assert status == 0, log.getvalue()
     assert seconds < 120, f"the book took {seconds:.0f} s to build"
@@ -131,18 +163,44 @@ def site(book):
 
 
 @pytest.fixture(scope="module")
-def browser(site):
+def chromium(site):
     why = _missing_browser()
     if why:
         pytest.skip(why)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS, headless=True)
+        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS, headless=True)
         try:
-            yield chromium.new_context(viewport={"width": 1280, "height": 900})
+            yield browser
         finally:
-            chromium.close()
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    """A laptop-sized window, light mode."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    yield context
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def phone(chromium):
+    """A phone-sized window (390 x 844 CSS pixels, touch)."""
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
+                                   device_scale_factor=2)
+    yield context
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def dark(chromium):
+    """A laptop-sized window with the theme's dark mode chosen (as its switch stores it)."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+    yield context
+    context.close()
 
 
 class Page:
@@ -154,6 +212,8 @@ class Page:
         self.page.on("console", lambda m: m.type == "error" and self.problems.append(f"{self.path}: console: {m.text}"))
         self.page.on("pageerror", lambda e: self.problems.append(f"{self.path}: page error: {e}"))
         self.page.on("requestfailed", lambda r: self.problems.append(f"{self.path}: request failed: {r.url}"))
+        self.page.on("response", lambda r: r.status >= 400
+                     and self.problems.append(f"{self.path}: HTTP {r.status} for {r.url}"))
         self.page.on("request", lambda r: r.url.startswith((site, "data:"))
                      or self.problems.append(f"{self.path}: request outside the book: {r.url}"))
         if path:
@@ -163,6 +223,12 @@ class Page:
         self.path = path
         response = self.page.goto(self.site + path)
         assert response.ok, f"{path}: HTTP {response.status}"
+
+    def typeset(self):
+        """Wait for MathJax to finish; the TeX of every formula it typeset inside the article."""
+        return self.page.evaluate("""() => MathJax.startup.promise.then(() =>
+            Array.from(MathJax.startup.document.math).filter(m => m.typesetRoot && m.typesetRoot.closest("article"))
+                .map(m => m.math))""")
 
     def visible_images(self, selector):
         """How many images match selector, are laid out on the page and have loaded."""
@@ -275,6 +341,203 @@ def test_solutions_fold_and_errors_are_short(site, browser):
     assert page.problems == []
 
 
+def _math_in_markdown(nb):
+    """How many formulas MyST finds in a notebook's markdown (its own parser, set as book/conf.py sets it)."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.amsmath import amsmath_plugin
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    md = (MarkdownIt("commonmark").enable("table")
+          .use(dollarmath_plugin, allow_labels=True, allow_space=True, allow_digits=True, double_inline=True)
+          .use(amsmath_plugin))
+
+    def count(tokens):
+        return sum((t.type.startswith("math") or t.type == "amsmath") + count(t.children or []) for t in tokens)
+
+    return sum(count(md.parse("".join(c["source"]))) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+# Text in the article that is neither code nor typeset maths: where a formula left unrendered would show.
+_PROSE_TEXT_JS = """() => {
+  const article = document.querySelector("article").cloneNode(true);
+  article.querySelectorAll("pre, code, script, style, mjx-container, .cell_output").forEach(e => e.remove());
+  return article.textContent;
+}"""
+
+
+@pytest.mark.book
+@pytest.mark.browser
+def test_every_formula_is_typeset_on_every_page(book, site, browser):
+    """No `$...$` or `\\(...\\)` left as text, every formula MyST finds typeset by MathJax, none damaged."""
+    page = Page(browser, site)
+    for path in book["notebooks"]:
+        page.open(f"notebooks/{path.stem}.html")
+        typeset = page.typeset()
+        expected = _math_in_markdown(json.loads(path.read_text()))
+        assert len(typeset) == expected, f"{path.stem}: {len(typeset)} of {expected} formulas typeset"
+        prose = page.page.evaluate(_PROSE_TEXT_JS)
+        raw = re.findall(r"\$[^$]*\$|\\\(|\\\[|\\begin\{", prose)
+        assert not raw, f"{path.stem}: TeX left as text: {raw[:5]}"
+        assert page.page.locator("mjx-merror").count() == 0, f"{path.stem}: MathJax could not read a formula"
+        if path.stem == FIXTURE:
+            assert typeset == FIXTURE_TEX, "a formula changed on its way to MathJax"
+            nav = page.page.locator("#pst-secondary-sidebar mjx-container")
+            assert nav.count() >= 1, "the formula in a heading is not typeset in the page's contents"
+    page.open("index.html")
+    page.typeset()
+    assert not re.findall(r"\$[^$]*\$", page.page.evaluate(_PROSE_TEXT_JS))
+    scripts = page.page.eval_on_selector_all("script[src*='mathjax']", "s => s.map(x => x.src)")
+    assert scripts and all(src.startswith(site) for src in scripts), scripts
+    page.page.close()
+    assert page.problems == []
+
+
+@pytest.mark.book
+@pytest.mark.browser
+def test_on_a_phone_the_navigation_opens_and_lists_the_series(book, site, phone):
+    page = Page(phone, site)
+    for start in ("index.html", f"notebooks/{book['notebooks'][0].stem}.html"):
+        page.open(start)
+        toggles = page.page.locator(".primary-toggle")
+        shown = [i for i in range(toggles.count()) if toggles.nth(i).is_visible()]
+        assert shown, f"{start}: no navigation button on a phone"
+        drawer = page.page.locator("#pst-primary-sidebar-modal")
+        assert not drawer.is_visible()
+        toggles.nth(shown[0]).tap()
+        page.page.wait_for_function("() => document.getElementById('pst-primary-sidebar-modal').open", timeout=5000)
+        links = drawer.locator("a.reference.internal")
+        visible = {re.sub(r"#.*", "", links.nth(i).evaluate("a => a.href")) for i in range(links.count())
+                   if links.nth(i).is_visible()}
+        for path in book["notebooks"]:
+            assert f"{site}notebooks/{path.stem}.html" in visible, f"{start}: the drawer does not list {path.stem}"
+        page.page.keyboard.press("Escape")
+        assert not drawer.is_visible()
+    toggles.nth(shown[0]).tap()
+    drawer.locator(f"a[href$='{book['notebooks'][1].stem}.html']").first.tap()
+    page.page.wait_for_url(f"**/{book['notebooks'][1].stem}.html")
+    page.page.close()
+    assert page.problems == []
+
+
+@pytest.mark.book
+@pytest.mark.browser
+def test_every_notebook_page_offers_its_notebook_its_student_edition_its_source_and_a_launch(book, site, browser):
+    page = Page(browser, site)
+    for path in book["notebooks"]:
+        page.open(f"notebooks/{path.stem}.html")
+        box = page.page.locator(".tg-run")
+        text = box.inner_text()
+        assert "make lab" in text and "make test" in text, f"{path.stem}: not the two commands"
+        download = box.locator("a.tg-download")
+        assert download.get_attribute("download") is not None
+        href = download.evaluate("a => a.href")
+        assert href == f"{site}notebooks/{path.stem}.ipynb"
+        assert page.page.request.get(href).body() == path.read_bytes(), f"{path.stem}: the download is not the notebook"
+        student = json.loads(page.page.request.get(box.locator("a.tg-download-student").evaluate("a => a.href")).body())
+        assert student["cells"] and not [c for c in student["cells"] if "solution" in c["metadata"].get("tags", [])]
+        assert not [c for c in student["cells"] if "### BEGIN SOLUTION" in "".join(c["source"])]
+        source = box.locator("a.tg-source").evaluate("a => a.href")
+        assert source == f"https://git.example.org/teach/teachgrad/blob/HEAD/notebooks/{path.stem}.ipynb"
+        binder = box.locator("a.tg-binder").evaluate("a => a.href")
+        assert binder == ("https://mybinder.org/v2/git/https%3A%2F%2Fgit.example.org%2Fteach%2Fteachgrad.git/HEAD"
+                          f"?urlpath=lab/tree/notebooks/{path.stem}.ipynb")
+    page.page.close()
+    assert page.problems == []
+
+
+def _axe_pages(book):
+    """The landing page and three notebook pages (one with a stepper, one with a plot, the one with most
+    maths), and the fixture's page (a stepper, a graph, a folded solution, an error box, a plot)."""
+    real = [p for p in book["notebooks"] if p.stem != FIXTURE] or book["notebooks"]
+    outputs = {p: json.dumps(_outputs(p)) for p in real}
+    stepper = next((p for p in real if "tg-steps" in outputs[p]), real[0])
+    plot = next((p for p in real if "image/png" in outputs[p] and p != stepper), real[-1])
+    maths = max((p for p in real if p not in (stepper, plot)), default=real[0],
+                key=lambda p: _math_in_markdown(json.loads(p.read_text())))
+    chosen = dict.fromkeys((stepper, plot, maths, book["notebooks"][-1]))
+    return ["index.html"] + [f"notebooks/{p.stem}.html" for p in chosen]
+
+
+@pytest.mark.book
+@pytest.mark.browser
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_axe_finds_no_accessibility_violation(book, site, browser, dark, mode):
+    """axe-core's default rules (WCAG 2.x A and AA, and its best practices), in light and dark mode."""
+    if not AXE.exists():
+        pytest.skip(f"axe-core is not installed ({AXE.relative_to(ROOT)}): run `make setup-axe` (needs npm)")
+    page = Page(dark if mode == "dark" else browser, site)
+    found = []
+    for path in _axe_pages(book):
+        page.open(path)
+        page.typeset()
+        assert page.page.evaluate("document.documentElement.dataset.theme") == mode
+        page.page.add_script_tag(content=AXE.read_text())   # inlined: no request for it
+        violations = page.page.evaluate("""() => axe.run(document, {resultTypes: ["violations"]}).then(r =>
+            r.violations.map(v => v.id + " (" + v.impact + "): " + v.help + " -- " +
+                             v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(" | ")))""")
+        found += [f"{path} [{mode}]: {v}" for v in violations]
+    page.page.close()
+    assert found == [], "\n".join(found)
+    assert page.problems == []
+
+
+@pytest.mark.book
+@pytest.mark.browser
+def test_on_a_phone_a_drawing_opens_full_size_on_a_tap(site, phone):
+    page = Page(phone, site, f"notebooks/{FIXTURE}.html")
+    graph = page.page.locator("div.cell_output img[alt^='Computation graph']").first
+    graph.scroll_into_view_if_needed()
+    natural, shown = graph.evaluate("i => [i.naturalWidth, i.getBoundingClientRect().width]")
+    assert shown < natural, "the test needs a drawing the phone shrinks"
+    graph.tap()
+    viewer = page.page.locator("dialog.tg-full-size")
+    assert viewer.is_visible()
+    full = viewer.locator("img")
+    assert full.get_attribute("alt") == graph.get_attribute("alt")
+    assert abs(full.evaluate("i => i.getBoundingClientRect().width") - natural) < 1, "not at its own size"
+    viewer.locator("button", has_text="close").tap()
+    assert not viewer.is_visible()
+    page.page.close()
+    assert page.problems == []
+
+
+def _nodes_in_svg(path):
+    """A graph's nodes as its alt text should name them, read from the drawing itself: graphviz writes
+    each node as `<g class="node">` with one `<text>` per label line."""
+    svg = next(o["data"]["image/svg+xml"] for o in _outputs(path) if "image/svg+xml" in o.get("data", {}))
+    nodes = []
+    for group in re.findall(r'<g id="node\d+" class="node">(.*?)</g>', svg, re.S):
+        lines = [html.unescape(t) for t in re.findall(r"<text[^>]*>(.*?)</text>", group)]
+        nodes.append(lines[0] + (f" ({', '.join(lines[1:])})" if lines[1:] else ""))
+    return nodes
+
+
+@pytest.mark.book
+@pytest.mark.browser
+def test_drawings_say_what_they_show_and_solutions_read_as_in_the_book(book, site, browser):
+    page = Page(browser, site)
+    for path in book["notebooks"]:
+        page.open(f"notebooks/{path.stem}.html")
+        alts = page.page.eval_on_selector_all("div.cell_output img", "is => is.map(i => i.getAttribute('alt'))")
+        bad = [alt for alt in alts
+               if not alt or re.search(r"\.(png|svg)\b|_images/", alt) or alt == "computation graph"]
+        assert not bad, f"{path.stem}: images without a meaningful alt text: {bad[:3]}"
+        text = page.page.text_content("article")
+        assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text, f"{path.stem}: nbgrader markers shown"
+        assert not re.search(r"click (the bar|its)", text), f"{path.stem}: JupyterLab's wording for a solution"
+    page.open(f"notebooks/{FIXTURE}.html")
+    alts = page.page.eval_on_selector_all("div.cell_output img", "is => is.map(i => i.getAttribute('alt'))")
+    nodes = _nodes_in_svg(book["notebooks"][-1])
+    head, _, listed = alts[0].partition(" nodes in order: ")
+    assert head == f"Computation graph, {len(nodes)}", alts[0]
+    assert sorted(listed.rstrip(".").split("; ")) == sorted(nodes), alts[0]
+    assert listed.startswith("t (data 16); MulBackward0; AddBackward0"), "not in the DOT source's order: output first"
+    assert alts[-1] == "Plot: loss curve at rate lr. Loss against step. Drawn as lines. Labelled: loss, teachgrad."
+    assert "Show solution" in page.page.text_content("article")
+    page.page.close()
+    assert page.problems == []
+
+
 def test_landing_page_lists_what_each_notebook_teaches():
     build_book = _build_book_module()
     entries = build_book.series(NOTEBOOKS)
@@ -299,9 +562,64 @@ def test_book_copy_of_a_notebook_folds_solutions_adds_the_launch_note_and_shorte
     error = next(o for c in cells for o in c.get("outputs", []) if o["output_type"] == "error")
     assert error["traceback"] == ["\x1b[36mCell\x1b[39m In[4], line 1\n----> 1 tg.tensor(1.0).backward()",
                                   "\x1b[31mRuntimeError\x1b[39m: element 0 of tensors does not require grad"]
-    assert fixture_notebook()["cells"][4]["outputs"][0]["traceback"][0].startswith("\x1b[31m-----")  # a copy
+    stored = next(o for c in fixture_notebook()["cells"] for o in c.get("outputs", []) if o["output_type"] == "error")
+    assert stored["traceback"][0].startswith("\x1b[31m-----")  # a copy
 
 
 def test_short_traceback_keeps_the_message_when_there_is_no_cell_frame():
     build_book = _build_book_module()
     assert build_book.short_traceback(["\x1b[31mValueError\x1b[39m: bad"]) == ["\x1b[31mValueError\x1b[39m: bad"]
+
+
+def test_repository_addresses_give_source_and_binder_links_wherever_it_is_hosted():
+    build_book = _build_book_module()
+    for given in ("git@git.example.org:teach/teachgrad.git", "ssh://git@git.example.org/teach/teachgrad",
+                  "https://git.example.org/teach/teachgrad.git", "https://git.example.org/teach/teachgrad/"):
+        assert build_book.web_address(given) == "https://git.example.org/teach/teachgrad", given
+    assert build_book.web_address("/work/main") is None and build_book.web_address("file:///srv/teachgrad.git") is None
+    note = build_book.launch_note("03_graph", None)
+    assert 'href="03_graph.ipynb"' in note and "tg-binder" not in note and "environment.yml" in note
+    url = build_book.binder_url("https://code.example.net/a/teachgrad", "03_graph", "https://hub.example.net/", "main")
+    assert url == ("https://hub.example.net/v2/git/https%3A%2F%2Fcode.example.net%2Fa%2Fteachgrad.git/main"
+                   "?urlpath=lab/tree/notebooks/03_graph.ipynb")
+
+
+def test_license_citation_and_bibtex_agree_with_pyproject():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    license_text = (ROOT / "LICENSE").read_text()
+    assert project["license"]["text"] == "MIT" and license_text.startswith("MIT License")
+    assert re.search(r"Copyright \(c\) \d{4} the teachgrad authors", license_text)
+    build_book = _build_book_module()
+    cff = build_book.citation()
+    assert cff["cff-version"] == "1.2.0" and cff["version"] == project["version"] and cff["license"] == "MIT"
+    assert cff["authors"] == [{"name": "the teachgrad authors"}]
+    entry = build_book.bibtex(cff, REPOSITORY, year=2026)
+    assert entry.startswith("@misc{teachgrad,\n") and entry.endswith("\n}")
+    assert "  author = {{the teachgrad authors}},\n" in entry and "  year = {2026},\n" in entry
+    assert f"Version {project['version']}, MIT licence" in entry
+    assert "\\url{https://git.example.org/teach/teachgrad}" in entry
+    assert entry.count("{") == entry.count("}")
+    assert "```bibtex\n@misc{teachgrad," in build_book.landing_page([])
+
+
+def test_plot_alt_text_says_what_the_cell_draws():
+    build_book = _build_book_module()
+    assert build_book.plot_alt(FIXTURE_PLOT) == \
+        "Plot: loss curve at rate lr. Loss against step. Drawn as lines. Labelled: loss, teachgrad."
+    two = 'a.plot(n, m, "o-")\na.set_xlabel("segments")\na.set_ylabel("MiB kept")\nb.scatter(n, t)\n' \
+          'b.set_xlabel("segments")\nb.set_ylabel("ms")'
+    assert build_book.plot_alt(two) == "Plot. MiB kept against segments; ms against segments. Drawn as lines, points."
+    assert build_book.plot_alt("not python (") == "A plot (its code is in the cell above)."
+
+
+def test_solutions_read_as_in_the_book():
+    build_book = _build_book_module()
+    intro = ("## Solution\n\nTry the exercise first. The reasoning is folded under *Why*; the code is in the "
+             "collapsed cell below it (click its `…`, or the bar to its left, to open it).")
+    assert build_book.book_solution_words(intro) == "## Solution\n\n" + build_book.BOOK_SOLUTION_NOTE
+    why = "<details><summary>Why (click to open)</summary>\n\nBecause.\n\n</details>"
+    assert build_book.book_solution_words(why) == why
+    code = "def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION\n\ncheck(f)"
+    assert build_book.without_solution_markers(code) == "def f(x):\n    return 2 * x\n\ncheck(f)"

@@ -62,9 +62,53 @@
     });
   }
 
+  /* 3. A displayed formula wider than a phone scrolls sideways (teachgrad.css); one that does is
+   * given a tab stop so a keyboard can scroll it too, as the theme does for wide code blocks. */
+  function focusableWideMaths() {
+    document.querySelectorAll("div.math").forEach(function (block) {
+      if (block.scrollWidth > block.clientWidth + 1) {
+        block.tabIndex = 0;
+      } else {
+        block.removeAttribute("tabindex");
+      }
+    });
+  }
+
+  function afterMathJax() {
+    var startup = window.MathJax && window.MathJax.startup;
+    if (startup && startup.promise) {
+      startup.promise.then(focusableWideMaths);
+    }
+    window.addEventListener("resize", focusableWideMaths);
+  }
+
+  /* 4. Accessible names that match what a reader sees (WCAG 2.5.3): the theme's search button says
+   * "Search Ctrl+K" but is named "Search"; MyST-NB's "Show solution" is named "Toggle hidden content".
+   * Without the aria-label, each is named by its visible text. */
+  function namesAsShown() {
+    document.querySelectorAll(".search-button__button[aria-label], details > summary[aria-label]").forEach(function (e) {
+      if (e.textContent.trim()) {
+        e.removeAttribute("aria-label");
+      }
+    });
+  }
+
+  /* 5. The book's title at the top of the sidebar sits in no landmark (axe's "region" rule): it is the
+   * way home, so it is marked as a small navigation of its own. */
+  function titleInALandmark() {
+    var brand = document.querySelector(".sidebar-primary-items__start > .sidebar-primary-item:first-child");
+    if (brand && brand.querySelector("a.navbar-brand") && !brand.closest("nav, [role]")) {
+      brand.setAttribute("role", "navigation");
+      brand.setAttribute("aria-label", "the book's home");
+    }
+  }
+
   function ready(fn) {
     if (document.readyState !== "loading") { fn(); } else { document.addEventListener("DOMContentLoaded", fn); }
   }
   ready(forwardPrimaryToggles);
   ready(zoomableDrawings);
+  ready(namesAsShown);
+  ready(titleInALandmark);
+  window.addEventListener("load", afterMathJax);
 })();
