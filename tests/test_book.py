@@ -421,6 +421,23 @@ def test_on_a_phone_the_navigation_opens_and_lists_the_series(book, site, phone)
 
 @pytest.mark.book
 @pytest.mark.browser
+def test_on_a_laptop_the_same_button_folds_the_navigation_away_and_back(book, site, browser):
+    page = Page(browser, site, f"notebooks/{book['notebooks'][0].stem}.html")
+    toggle = page.page.locator(".primary-toggle:visible").first
+    sidebar = page.page.locator("#pst-primary-sidebar")
+    assert sidebar.is_visible()
+    toggle.click()
+    assert sidebar.evaluate("s => s.classList.contains('pst-sidebar-hidden')")
+    assert not page.page.evaluate("document.getElementById('pst-primary-sidebar-modal').open")
+    page.page.wait_for_selector("#pst-primary-sidebar", state="hidden", timeout=5000)
+    toggle.click()
+    page.page.wait_for_selector("#pst-primary-sidebar", state="visible", timeout=5000)
+    page.page.close()
+    assert page.problems == []
+
+
+@pytest.mark.book
+@pytest.mark.browser
 def test_every_notebook_page_offers_its_notebook_its_student_edition_its_source_and_a_launch(book, site, browser):
     page = Page(browser, site)
     for path in book["notebooks"]:
