@@ -4,6 +4,8 @@ forward AD, and bad input giving torch's exception type and message."""
 import pytest
 import torch
 import torch.autograd.forward_ad as tfw
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import teachgrad as tg
 from teachgrad.check import gradcheck, gradgradcheck
@@ -549,3 +551,37 @@ def test_plain_torch_tensors_in_give_variables_out():
                          (tg.einsum("i,j->ij", a[0], a[1]), torch.einsum("i,j->ij", a[0], a[1])),
                          (tg.flip(a, (0,)), torch.flip(a, (0,))), (tg.var(a, 1), torch.var(a, 1))]:
         assert isinstance(ours, tg.Variable) and not ours.requires_grad and torch.equal(ours.data, theirs)
+
+
+# --- random shapes, dims and options (hypothesis) ----------------------------------------------
+
+
+_REDUCING = {
+    "var": lambda x, dim, keepdim, flag: x.var(dim, unbiased=flag, keepdim=keepdim),
+    "std": lambda x, dim, keepdim, flag: x.std(dim, correction=0 if flag else 1, keepdim=keepdim),
+    "logsumexp": lambda x, dim, keepdim, flag: x.logsumexp(dim, keepdims=keepdim),
+    "sum_keepdims": lambda x, dim, keepdim, flag: x.sum(dim, keepdims=keepdim),
+    "cumsum": lambda x, dim, keepdim, flag: x.cumsum(dim),
+    "cumprod": lambda x, dim, keepdim, flag: x.cumprod(dim),
+    "flip": lambda x, dim, keepdim, flag: x.flip(dim),
+    "roll": lambda x, dim, keepdim, flag: x.roll(2 if flag else -1, dim),
+    "sort": lambda x, dim, keepdim, flag: x.sort(dim, descending=flag).values,
+    "softplus": lambda x, dim, keepdim, flag: (tg.nn.functional if isinstance(x, tg.Variable) else torch.nn.functional
+                                               ).softplus(x, beta=2.0 if flag else 1.0),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), data=st.data(),
+       op=st.sampled_from(sorted(_REDUCING)), keepdim=st.booleans(), flag=st.booleans())
+def test_random_shapes_and_dims_match_torch(shape, data, op, keepdim, flag):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    x = torch.randn(shape, dtype=torch.float64, generator=torch.Generator().manual_seed(len(shape) + dim))
+    x = x + torch.arange(x.numel(), dtype=torch.float64).reshape(shape) * 1e-3   # no ties for sort
+    ours, theirs = tg.Variable(x.clone(), requires_grad=True), x.clone().requires_grad_()
+    a, b = _REDUCING[op](ours, dim, keepdim, flag), _REDUCING[op](theirs, dim, keepdim, flag)
+    assert _close(a, b, torch.float64) and graph_names(a) == graph_names(b)
+    v = torch.randn(b.shape, dtype=torch.float64)
+    a.backward(tg.Variable(v.clone()))
+    b.backward(v.clone())
+    assert _close(ours.grad, theirs.grad, torch.float64)
