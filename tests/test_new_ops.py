@@ -149,6 +149,12 @@ CASES = [
     ("torch_layer_norm", [(2, 3, 4), (4,)], lambda lib, x, w: lib.layer_norm(x, [4], w, None, 1e-5, True)),
     ("torch_batch_norm", [(4, 3), (3,), (3,)], lambda lib, x, w, b: lib.batch_norm(x, w, b, None, None, True, 0.1, 1e-5, False)),
     ("torch_embedding", [(5, 3)], lambda lib, w: lib.embedding(w, WORDS, 2)),
+    ("rsqrt", [(3, 4)], lambda lib, a: (a.abs() + 0.5).rsqrt()),
+    ("rsqrt_fn", [(3, 4)], lambda lib, a: lib.rsqrt(a.abs() + 0.5)),
+    ("flatten_from_1", [(2, 3, 4)], lambda lib, a: a.flatten(1)),
+    ("flatten_middle", [(2, 3, 4, 2)], lambda lib, a: lib.flatten(a, 1, 2)),
+    ("flatten_nothing_to_merge", [(2, 3)], lambda lib, a: lib.flatten(a * 2, -1, -1)),
+    ("flatten_after_transpose", [(2, 3, 4)], lambda lib, a: a.transpose(0, 2).flatten(0, 1)),
     ("bmm", [(2, 3, 4), (2, 4, 2)], lambda lib, a, b: a.bmm(b)),
     ("bmm_fn", [(2, 3, 4), (2, 4, 2)], lambda lib, a, b: lib.bmm(a, b)),
     ("movedim", [(2, 3, 4)], lambda lib, a: a.movedim(0, -1)),
@@ -440,6 +446,8 @@ ERRORS = [
     ("einsum_repeated_sizes", lambda lib: lib.einsum("iik->k", _x(lib))),
     ("einsum_bad_ellipsis", lambda lib: lib.einsum("i..->i", _x(lib)[0, 0])),
     ("bmm_shapes", lambda lib: lib.bmm(_x(lib), _x(lib))),
+    ("flatten_start_after_end", lambda lib: _x(lib).flatten(2, 1)),
+    ("flatten_dim_out_of_range", lambda lib: lib.flatten(_x(lib), 3)),
     ("torch_batch_norm_eval_no_stats", lambda lib: lib.batch_norm(_x(lib), None, None, None, None, False, 0.1, 1e-5, False)),
 ]
 

@@ -19,4 +19,4 @@ from .layers import AvgPool2d, Convolution, MaxPool2d, NativeBatchNorm, NativeDr
 from .layout import Flip, Repeat, Roll, Tril, Triu
 from .scan import Cumprod, Cumsum, Sort, SortStable, Topk
 from .statistics import Logsumexp, Std, Var
-from .unary import Expm1, Log10, Log1p, Log2
+from .unary import Expm1, Log10, Log1p, Log2, Rsqrt
