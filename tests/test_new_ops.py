@@ -123,6 +123,11 @@ CASES = [
     ("conv1d_groups", [(2, 4, 6), (4, 2, 3), (4,)], lambda lib, x, w, b: lib.conv1d(x, w, b, groups=2)),
     ("conv1d_unbatched", [(3, 6), (2, 3, 2)], lambda lib, x, w: F(lib).conv1d(x, w)),
     ("conv1d_same", [(2, 3, 6), (2, 3, 3)], lambda lib, x, w: F(lib).conv1d(x, w, padding="same")),
+    ("conv1d_same_even_kernel", [(2, 3, 6), (2, 3, 4)], lambda lib, x, w: F(lib).conv1d(x, w, padding="same")),
+    ("conv2d_same_even_kernel", [(1, 2, 5, 4), (2, 2, 2, 3), (2,)], lambda lib, x, w, b: F(lib).conv2d(x, w, b, padding="same")),
+    ("pad", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, 2))),
+    ("pad_value_two_dims", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, [0, 1, 2, 0], value=1.5)),
+    ("pad_crop", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, -1, -1, 1))),
     ("conv2d", [(2, 3, 5, 5), (2, 3, 3, 3), (2,)], lambda lib, x, w, b: F(lib).conv2d(x, w, b)),
     ("conv2d_options", [(1, 2, 6, 5), (3, 2, 2, 3)], lambda lib, x, w: F(lib).conv2d(x, w, stride=(2, 1), padding=1)),
     ("conv2d_depthwise", [(1, 3, 4, 4), (3, 1, 2, 2)], lambda lib, x, w: lib.conv2d(x, w, groups=3, padding="valid")),
@@ -447,6 +452,10 @@ ERRORS = [
     ("einsum_bad_ellipsis", lambda lib: lib.einsum("i..->i", _x(lib)[0, 0])),
     ("bmm_shapes", lambda lib: lib.bmm(_x(lib), _x(lib))),
     ("flatten_start_after_end", lambda lib: _x(lib).flatten(2, 1)),
+    ("pad_odd_length", lambda lib: F(lib).pad(_x(lib), (1,))),
+    ("pad_too_long", lambda lib: F(lib).pad(_x(lib), (1,) * 8)),
+    ("pad_crop_too_much", lambda lib: F(lib).pad(_x(lib), (-3, -2))),
+    ("pad_unknown_mode", lambda lib: F(lib).pad(_x(lib), (1, 1), mode="foo")),
     ("flatten_dim_out_of_range", lambda lib: lib.flatten(_x(lib), 3)),
     ("torch_batch_norm_eval_no_stats", lambda lib: lib.batch_norm(_x(lib), None, None, None, None, False, 0.1, 1e-5, False)),
 ]
@@ -593,3 +602,8 @@ def test_random_shapes_and_dims_match_torch(shape, data, op, keepdim, flag):
     a.backward(tg.Variable(v.clone()))
     b.backward(v.clone())
     assert _close(ours.grad, theirs.grad, torch.float64)
+
+
+def test_pad_modes_other_than_constant_are_refused_clearly():
+    with pytest.raises(NotImplementedError, match="teachgrad's pad has mode='constant' only"):
+        tg.nn.functional.pad(tg.randn(2, 3, requires_grad=True), (1, 1), mode="reflect")
