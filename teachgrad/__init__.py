@@ -23,9 +23,9 @@ from .functional import (abs, add, all, allclose, any, cat, chunk, clamp, cos, d
                          reshape, sigmoid, sin, softmax, split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze,
                          where)
 # issue 22: the new ops (teachgrad/functional_ops.py, teachgrad/nn/functional_layers.py)
-from .functional import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, index_select, log10, log1p, log2, logsumexp,
-                         masked_select, movedim, repeat_interleave, roll, scatter, scatter_add, sort, std, tile, topk, tril,
-                         triu, var)
+from .functional import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, index_select, log10, log1p, log2,
+                         logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, sort,
+                         std, tile, topk, tril, triu, var)
 from .nn.functional_layers import conv1d, conv2d, dropout_function as dropout, max_pool2d_function as max_pool2d
 from .nn.functional_layers import (batch_norm_function as batch_norm, embedding_function as embedding,
                                    layer_norm_function as layer_norm)

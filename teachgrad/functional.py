@@ -4,9 +4,9 @@ import torch
 from . import ops, torch_leaves
 from .variable import Variable
 # issue 22: the new ops, with torch's signatures (written in teachgrad/functional_ops.py)
-from .functional_ops import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, index_select, log10, log1p, log2,  # noqa: F401
-                             logsumexp, masked_select, movedim, repeat_interleave, roll, scatter, scatter_add, sort, std, tile,
-                             topk, tril, triu, var)
+from .functional_ops import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, index_select, log10,  # noqa: F401
+                             log1p, log2, logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter,
+                             scatter_add, sort, std, tile, topk, tril, triu, var)
 
 
 def _variable(x):
@@ -143,8 +143,8 @@ def unsqueeze(x, dim):
     return _variable(x).unsqueeze(dim)
 
 
-def flatten(x):
-    return _variable(x).flatten()
+def flatten(x, start_dim=0, end_dim=-1):
+    return _variable(x).flatten(start_dim, end_dim)
 
 
 def dot(a, b):

@@ -86,6 +86,10 @@ def erf(input):
     return ops.Erf.apply(input)
 
 
+def rsqrt(input):
+    return ops.Rsqrt.apply(input)
+
+
 # --- picking and placing by index ---------------------------------------------------------------
 
 def gather(input, dim: int, index, *, sparse_grad: bool = False):
@@ -145,6 +149,29 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
 
 
 # --- rearranging --------------------------------------------------------------------------------
+
+def _wrap_dim(dim, ndim):
+    """A dim in [-ndim, ndim - 1] as a non-negative one, with torch's error otherwise."""
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
+    return dim % ndim
+
+
+def flatten(input, start_dim: int = 0, end_dim: int = -1):
+    """The dims start_dim..end_dim merged into one (a reshape; the input itself when there is nothing to merge)."""
+    if input.dim() == 0:
+        return ops.reshape(input, (1,))
+    start, end = _wrap_dim(start_dim, input.dim()), _wrap_dim(end_dim, input.dim())
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    shape = tuple(input.shape)
+    merged = 1
+    for size in shape[start:end + 1]:
+        merged *= size
+    return ops.reshape(input, shape[:start] + (merged,) + shape[end + 1:])
+
 
 def _sizes(sizes):
     """sizes given as separate ints or as one sequence: (2, 3) or ((2, 3),)."""

@@ -733,8 +733,8 @@ class Variable:
     def reshape(self, *shape):
         return ops.reshape(self, _shape_arg(shape))
 
-    def flatten(self):
-        return self.reshape(-1)
+    def flatten(self, start_dim=0, end_dim=-1):
+        return functional_ops.flatten(self, start_dim, end_dim)
 
     def contiguous(self):
         return self if self.data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
@@ -1000,6 +1000,7 @@ class Variable:
     log1p = functional_ops.log1p
     expm1 = functional_ops.expm1
     erf = functional_ops.erf
+    rsqrt = functional_ops.rsqrt
     gather = functional_ops.gather
     scatter = functional_ops.scatter
     scatter_add = functional_ops.scatter_add

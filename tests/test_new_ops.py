@@ -4,6 +4,8 @@ forward AD, and bad input giving torch's exception type and message."""
 import pytest
 import torch
 import torch.autograd.forward_ad as tfw
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import teachgrad as tg
 from teachgrad.check import gradcheck, gradgradcheck
@@ -121,6 +123,11 @@ CASES = [
     ("conv1d_groups", [(2, 4, 6), (4, 2, 3), (4,)], lambda lib, x, w, b: lib.conv1d(x, w, b, groups=2)),
     ("conv1d_unbatched", [(3, 6), (2, 3, 2)], lambda lib, x, w: F(lib).conv1d(x, w)),
     ("conv1d_same", [(2, 3, 6), (2, 3, 3)], lambda lib, x, w: F(lib).conv1d(x, w, padding="same")),
+    ("conv1d_same_even_kernel", [(2, 3, 6), (2, 3, 4)], lambda lib, x, w: F(lib).conv1d(x, w, padding="same")),
+    ("conv2d_same_even_kernel", [(1, 2, 5, 4), (2, 2, 2, 3), (2,)], lambda lib, x, w, b: F(lib).conv2d(x, w, b, padding="same")),
+    ("pad", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, 2))),
+    ("pad_value_two_dims", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, [0, 1, 2, 0], value=1.5)),
+    ("pad_crop", [(2, 3, 4)], lambda lib, x: F(lib).pad(x, (1, -1, -1, 1))),
     ("conv2d", [(2, 3, 5, 5), (2, 3, 3, 3), (2,)], lambda lib, x, w, b: F(lib).conv2d(x, w, b)),
     ("conv2d_options", [(1, 2, 6, 5), (3, 2, 2, 3)], lambda lib, x, w: F(lib).conv2d(x, w, stride=(2, 1), padding=1)),
     ("conv2d_depthwise", [(1, 3, 4, 4), (3, 1, 2, 2)], lambda lib, x, w: lib.conv2d(x, w, groups=3, padding="valid")),
@@ -147,6 +154,12 @@ CASES = [
     ("torch_layer_norm", [(2, 3, 4), (4,)], lambda lib, x, w: lib.layer_norm(x, [4], w, None, 1e-5, True)),
     ("torch_batch_norm", [(4, 3), (3,), (3,)], lambda lib, x, w, b: lib.batch_norm(x, w, b, None, None, True, 0.1, 1e-5, False)),
     ("torch_embedding", [(5, 3)], lambda lib, w: lib.embedding(w, WORDS, 2)),
+    ("rsqrt", [(3, 4)], lambda lib, a: (a.abs() + 0.5).rsqrt()),
+    ("rsqrt_fn", [(3, 4)], lambda lib, a: lib.rsqrt(a.abs() + 0.5)),
+    ("flatten_from_1", [(2, 3, 4)], lambda lib, a: a.flatten(1)),
+    ("flatten_middle", [(2, 3, 4, 2)], lambda lib, a: lib.flatten(a, 1, 2)),
+    ("flatten_nothing_to_merge", [(2, 3)], lambda lib, a: lib.flatten(a * 2, -1, -1)),
+    ("flatten_after_transpose", [(2, 3, 4)], lambda lib, a: a.transpose(0, 2).flatten(0, 1)),
     ("bmm", [(2, 3, 4), (2, 4, 2)], lambda lib, a, b: a.bmm(b)),
     ("bmm_fn", [(2, 3, 4), (2, 4, 2)], lambda lib, a, b: lib.bmm(a, b)),
     ("movedim", [(2, 3, 4)], lambda lib, a: a.movedim(0, -1)),
@@ -438,6 +451,12 @@ ERRORS = [
     ("einsum_repeated_sizes", lambda lib: lib.einsum("iik->k", _x(lib))),
     ("einsum_bad_ellipsis", lambda lib: lib.einsum("i..->i", _x(lib)[0, 0])),
     ("bmm_shapes", lambda lib: lib.bmm(_x(lib), _x(lib))),
+    ("flatten_start_after_end", lambda lib: _x(lib).flatten(2, 1)),
+    ("pad_odd_length", lambda lib: F(lib).pad(_x(lib), (1,))),
+    ("pad_too_long", lambda lib: F(lib).pad(_x(lib), (1,) * 8)),
+    ("pad_crop_too_much", lambda lib: F(lib).pad(_x(lib), (-3, -2))),
+    ("pad_unknown_mode", lambda lib: F(lib).pad(_x(lib), (1, 1), mode="foo")),
+    ("flatten_dim_out_of_range", lambda lib: lib.flatten(_x(lib), 3)),
     ("torch_batch_norm_eval_no_stats", lambda lib: lib.batch_norm(_x(lib), None, None, None, None, False, 0.1, 1e-5, False)),
 ]
 
@@ -549,3 +568,42 @@ def test_plain_torch_tensors_in_give_variables_out():
                          (tg.einsum("i,j->ij", a[0], a[1]), torch.einsum("i,j->ij", a[0], a[1])),
                          (tg.flip(a, (0,)), torch.flip(a, (0,))), (tg.var(a, 1), torch.var(a, 1))]:
         assert isinstance(ours, tg.Variable) and not ours.requires_grad and torch.equal(ours.data, theirs)
+
+
+# --- random shapes, dims and options (hypothesis) ----------------------------------------------
+
+
+_REDUCING = {
+    "var": lambda x, dim, keepdim, flag: x.var(dim, unbiased=flag, keepdim=keepdim),
+    "std": lambda x, dim, keepdim, flag: x.std(dim, correction=0 if flag else 1, keepdim=keepdim),
+    "logsumexp": lambda x, dim, keepdim, flag: x.logsumexp(dim, keepdims=keepdim),
+    "sum_keepdims": lambda x, dim, keepdim, flag: x.sum(dim, keepdims=keepdim),
+    "cumsum": lambda x, dim, keepdim, flag: x.cumsum(dim),
+    "cumprod": lambda x, dim, keepdim, flag: x.cumprod(dim),
+    "flip": lambda x, dim, keepdim, flag: x.flip(dim),
+    "roll": lambda x, dim, keepdim, flag: x.roll(2 if flag else -1, dim),
+    "sort": lambda x, dim, keepdim, flag: x.sort(dim, descending=flag).values,
+    "softplus": lambda x, dim, keepdim, flag: (tg.nn.functional if isinstance(x, tg.Variable) else torch.nn.functional
+                                               ).softplus(x, beta=2.0 if flag else 1.0),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), data=st.data(),
+       op=st.sampled_from(sorted(_REDUCING)), keepdim=st.booleans(), flag=st.booleans())
+def test_random_shapes_and_dims_match_torch(shape, data, op, keepdim, flag):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    x = torch.randn(shape, dtype=torch.float64, generator=torch.Generator().manual_seed(len(shape) + dim))
+    x = x + torch.arange(x.numel(), dtype=torch.float64).reshape(shape) * 1e-3   # no ties for sort
+    ours, theirs = tg.Variable(x.clone(), requires_grad=True), x.clone().requires_grad_()
+    a, b = _REDUCING[op](ours, dim, keepdim, flag), _REDUCING[op](theirs, dim, keepdim, flag)
+    assert _close(a, b, torch.float64) and graph_names(a) == graph_names(b)
+    v = torch.randn(b.shape, dtype=torch.float64)
+    a.backward(tg.Variable(v.clone()))
+    b.backward(v.clone())
+    assert _close(ours.grad, theirs.grad, torch.float64)
+
+
+def test_pad_modes_other_than_constant_are_refused_clearly():
+    with pytest.raises(NotImplementedError, match="teachgrad's pad has mode='constant' only"):
+        tg.nn.functional.pad(tg.randn(2, 3, requires_grad=True), (1, 1), mode="reflect")

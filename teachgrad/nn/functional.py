@@ -15,7 +15,7 @@ sigmoid = _tg.sigmoid
 tanh = _tg.tanh
 # issue 22: layers and activations (written in teachgrad/nn/functional_layers.py)
 from .functional_layers import (avg_pool2d, batch_norm, conv1d, conv2d, dropout, elu, embedding, gelu,  # noqa: E402,F401
-                                layer_norm, leaky_relu, max_pool2d, silu, softplus)
+                                layer_norm, leaky_relu, max_pool2d, pad, silu, softplus)
 
 
 def relu(input, inplace=False):

@@ -1,6 +1,7 @@
 """The layer functions of issue 22 with torch.nn.functional's signatures: convolutions, pooling,
 normalization, dropout, activations, embedding. Each reads its arguments as torch does and calls one
 Function from teachgrad.ops (dropout on the CPU is a product with a mask, as torch records it)."""
+import warnings
 from typing import Optional
 
 import torch
@@ -24,17 +25,16 @@ def _tuple(n, value):
 # --- convolution --------------------------------------------------------------------------------
 
 def _same_padding(weight, n, dilation, stride):
-    """padding='same': (k - 1) * dilation / 2 on each side; an odd total would need an asymmetric pad."""
+    """padding='same': (k - 1) * dilation in all per dim, half on each side. Where that is odd the right side
+    needs one more: returned as the extra pad (F.pad's order, last dim first), as torch's _convolution_mode."""
     if any(s != 1 for s in stride):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
-    padding = []
-    for k, d in zip(weight.shape[2:], dilation):
+    padding, extra = [], [0] * (2 * n)
+    for i, (k, d) in enumerate(zip(weight.shape[2:], dilation)):
         total = d * (k - 1)
-        if total % 2:
-            raise NotImplementedError("teachgrad's conv with padding='same' needs (kernel_size - 1) * dilation to be "
-                                      "even (torch pads one side more, with a separate pad op teachgrad lacks)")
         padding.append(total // 2)
-    return tuple(padding)
+        extra[2 * (n - 1 - i) + 1] = total - 2 * (total // 2)
+    return tuple(padding), extra
 
 
 def _convolution(name, n, input, weight, bias, stride, padding, dilation, groups):
@@ -46,7 +46,11 @@ def _convolution(name, n, input, weight, bias, stride, padding, dilation, groups
         if padding == "valid":
             padding = (0,) * n
         elif padding == "same":
-            padding = _same_padding(weight, n, dilation, stride)
+            padding, extra = _same_padding(weight, n, dilation, stride)
+            if any(extra):
+                warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+                              "copy of the input be created", UserWarning, stacklevel=3)
+                input = ops.ConstantPadNd.apply(input, extra, 0)
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     padding = _tuple(n, padding)
@@ -64,6 +68,20 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution of (N, C_in, H, W) input with (C_out, C_in/groups, kH, kW) weight."""
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def pad(input, pad, mode: str = "constant", value: Optional[float] = None):
+    """input padded with `value` (0 by default): pad gives (left, right) amounts, last dim first."""
+    if mode != "constant":
+        if mode in ("reflect", "replicate", "circular"):
+            raise NotImplementedError(f"teachgrad's pad has mode='constant' only (not '{mode}')")
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) % 2:   # (torch's pad checks these itself, with its own words, before constant_pad_nd would)
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * input.dim():
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.dim()}")
+    return ops.ConstantPadNd.apply(input, tuple(pad), 0.0 if value is None else value)
 
 
 # --- pooling ------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from .activation import Elu, Erf, Gelu, LeakyRelu, Silu, Softplus
 from .einsum import Bmm, einsum, movedim
 from .indexing import Embedding, Gather, IndexSelect, MaskedSelect, Scatter, ScatterAdd, ScatterValue
 from .layers import AvgPool2d, Convolution, MaxPool2d, NativeBatchNorm, NativeDropout, NativeLayerNorm
-from .layout import Flip, Repeat, Roll, Tril, Triu
+from .layout import ConstantPadNd, Flip, Repeat, Roll, Tril, Triu
 from .scan import Cumprod, Cumsum, Sort, SortStable, Topk
 from .statistics import Logsumexp, Std, Var
-from .unary import Expm1, Log10, Log1p, Log2
+from .unary import Expm1, Log10, Log1p, Log2, Rsqrt

@@ -1,6 +1,8 @@
 """Ops that copy elements into a new arrangement: repeat (tile), flip, roll, tril, triu.
 Each backward undoes the arrangement on the gradient (derivatives.yaml's repeat_backward, flip, roll, tril, triu).
 """
+import torch
+
 from ..function import Function
 
 
@@ -115,3 +117,27 @@ class Triu(Function):
     @staticmethod
     def jvp(ctx, ta, _diagonal):
         return ta.triu(ctx.diagonal)
+
+
+class ConstantPadNd(Function):
+    """F.pad(a, pad, value=v): a surrounded by v (pad lists (left, right) amounts from the last dim back;
+    negative amounts crop). Backward crops the gradient back: a pad by the negated amounts."""
+
+    node_name = "ConstantPadNdBackward0"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, pad, value):
+        ctx.pad = tuple(pad)
+        return torch.constant_pad_nd(a, pad, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        back = [-p for p in ctx.pad]
+        if isinstance(grad, torch.Tensor):
+            return torch.constant_pad_nd(grad, back, 0), None, None
+        return ConstantPadNd.apply(grad, back, 0), None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _pad, _value):
+        return torch.constant_pad_nd(ta, ctx.pad, 0)

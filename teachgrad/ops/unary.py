@@ -91,3 +91,26 @@ class Expm1(Function):
     @staticmethod
     def jvp(ctx, ta):
         return ta * (ctx._result + 1)
+
+
+class Rsqrt(Function):
+    """1 / sqrt(a): d/da = -1/2 a^(-3/2) = -result³ / 2."""
+
+    node_name = "RsqrtBackward0"
+    saved_names = ("result",)
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a.rsqrt()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        return -0.5 * grad * result.pow(3)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return -0.5 * ta * ctx._result.pow(3)
