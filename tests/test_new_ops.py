@@ -500,15 +500,7 @@ def test_gradcheck_takes_non_contiguous_inputs():
     assert gradgradcheck(lambda a: (a * a).movedim(0, 1), (x,))
 
 
-def _mul_packs_other_first(case):
-    """`a * b` (einsum's product with nothing to sum) packs `other` before `self` in torch: issue 22's item 10,
-    which another part of the issue changes in teachgrad's Mul. Strict, so it is seen when that lands."""
-    if case[0] == "einsum_outer":
-        return pytest.param(case, marks=pytest.mark.xfail(strict=True, reason="Mul's packing order (issue 22, item 10)"))
-    return case
-
-
-@pytest.mark.parametrize("case", [_mul_packs_other_first(c) for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_saved_tensor_hooks_see_torchs_tensors_in_torchs_order(case):
     """The same tensors, in the same order. (batch_norm in training: torch packs its inputs before the kernel
     runs, so a hook that copies the running stats sees them before the update; teachgrad packs after forward,
