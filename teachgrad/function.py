@@ -274,7 +274,7 @@ class BackwardNode(Node):
 
     def mark_dirty(self, *tensors):
         """Inputs that forward modified in place; each must also be returned (see teachgrad.dirty)."""
-        self._dirty = tensors
+        self._dirty = tuple(t.data if isinstance(t, Variable) else t for t in tensors)
 
     def mark_non_differentiable(self, *tensors):
         """Outputs that will never require grad (indices, masks)."""
