@@ -274,7 +274,7 @@ class BackwardNode(Node):
 
     def mark_dirty(self, *tensors):
         """Inputs that forward modified in place; each must also be returned (see teachgrad.dirty)."""
-        self._dirty = tensors
+        self._dirty = tuple(t.data if isinstance(t, Variable) else t for t in tensors)
 
     def mark_non_differentiable(self, *tensors):
         """Outputs that will never require grad (indices, masks)."""
@@ -378,6 +378,8 @@ class Function:
     nondifferentiable_args = ()  # positions of built-ins' index/condition/target tensors: no edge
     none_is_input = False        # a None argument gets an (empty) edge, as for torch's C++ functions
     is_view = False              # the output shares the first input's storage (see teachgrad.views)
+    pack_order = None            # saved-tensor hooks see the saved tensors in this order (positions in
+                                 # save_for_backward's), as torch packs them; None: the order they were saved in
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -466,7 +468,7 @@ class Function:
         if ctx._dirty:   # a dirty input comes back as the output itself, with the node as its history
             result = dirty.inputs_as_outputs(ctx, args, raw, result)
         if ctx._to_save:
-            ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs, result, cls.saved_names)
+            ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs, result, cls.pack_order)
             ctx._to_save = ()
         if cls.is_view:
             _mark_views(cls, args, result)
@@ -635,7 +637,7 @@ def _wrap_output(ctx, tensor, output_nr):
     return Variable._make(tensor, ctx, output_nr)
 
 
-def _pack_saved(to_save, args, raw, outputs, result, names=()):
+def _pack_saved(to_save, args, raw, outputs, result, pack_order=None):
     hooks = graph.current_hooks()
     saved, seen_as = [], []
     for k, tensor in enumerate(to_save):
@@ -662,19 +664,10 @@ def _pack_saved(to_save, args, raw, outputs, result, names=()):
         else:
             seen_as.append(None)
     if hooks is not None:
-        for k in _pack_order(saved, names):
-            saved[k].set_hooks(*hooks, seen_as[k])
+        for k in pack_order or range(len(saved)):
+            if saved[k] is not None:
+                saved[k].set_hooks(*hooks, seen_as[k])
     return tuple(saved)
-
-
-def _pack_order(saved, names):
-    """The order the pack hook sees saved tensors in, as torch's: a built-in op's saved inputs in the
-    alphabetical order of their names (`other` before `self` for a * b), then its outputs (`result`);
-    a user's Function's in the order it saved them."""
-    present = [k for k, s in enumerate(saved) if s is not None]
-    if not names:
-        return present
-    return sorted(present, key=lambda k: (saved[k].output_nr is not None, names[k] if k < len(names) else ""))
 
 
 def _position(tensor, tensors):

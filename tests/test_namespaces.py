@@ -352,7 +352,7 @@ def test_parameter_of_a_variable_trains_inside_teachgrads_graph():
         grad = w.grad.clone()
         opt.step()
         return loss, _name(loss), grad, w.detach()
-    same(program)
+    close_twins(program)
 
 
 @pytest.mark.needs_boundary
@@ -371,7 +371,23 @@ def test_torch_modules_train_on_variables_with_tg_optim():
             opt.step()
             losses.append(loss)
         return losses, _name(losses[0]), [p.detach() for p in model.parameters()]
-    same(program)
+    close_twins(program)
+
+
+def close_twins(program):
+    """Run under both; tensors agree within float32 round-off (torch's fused kernels round their own way),
+    everything else exactly."""
+    def compare(ours, theirs):
+        if isinstance(theirs, torch.Tensor):
+            assert isinstance(ours, (tg.Variable, torch.Tensor)), ours
+            torch.testing.assert_close(ours.data if isinstance(ours, tg.Variable) else ours.detach(), theirs.detach())
+        elif isinstance(theirs, (list, tuple)):
+            assert len(ours) == len(theirs)
+            for o, t in zip(ours, theirs):
+                compare(o, t)
+        else:
+            assert ours == theirs
+    compare(program(tg), program(torch))
 
 
 # --- cuda, all/any, softmax, one_hot, range indices (item 8) --------------------------------------

@@ -43,6 +43,7 @@ class BinaryCrossEntropyWithLogits(Function):
 
     node_name = "BinaryCrossEntropyWithLogitsBackward0"
     saved_names = ("self", "target", "weight", "pos_weight")
+    pack_order = (3, 0, 1, 2)   # torch packs pos_weight, self, target, weight (its saved inputs by name)
     check_gradients = False
     nondifferentiable_args = (2, 3)
 

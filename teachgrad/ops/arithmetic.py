@@ -78,6 +78,7 @@ class Mul(Function):
 
     node_name = "MulBackward0"
     saved_names = ("self", "other")
+    pack_order = (1, 0)   # torch packs other before self (its saved inputs by name, then outputs)
     numbers_are_inputs = True
     check_gradients = False
 
@@ -109,6 +110,7 @@ class Div(Function):
 
     node_name = "DivBackward0"
     saved_names = ("self", "other")
+    pack_order = (1, 0)   # torch packs other before self (its saved inputs by name, then outputs)
     numbers_are_inputs = True
     check_gradients = False
 
@@ -218,6 +220,7 @@ class PowTensor(Function):
 
     node_name = "PowBackward1"
     saved_names = ("self", "exponent", "result")
+    pack_order = (1, 0, 2)   # torch packs exponent, self, result (its saved inputs by name, then outputs)
     check_gradients = False
 
     @staticmethod

@@ -31,6 +31,7 @@ class Mm(Function):
 
     node_name = "MmBackward0"
     saved_names = ("self", "mat2")
+    pack_order = (1, 0)   # torch packs mat2 before self (its saved inputs by name, then outputs)
     check_gradients = False
 
     @staticmethod
@@ -140,6 +141,7 @@ class Matmul(Function):
 
     node_name = "MatmulBackward0"
     saved_names = ("self", "other")
+    pack_order = (1, 0)   # torch packs other before self (its saved inputs by name, then outputs)
     check_gradients = False
 
     @staticmethod

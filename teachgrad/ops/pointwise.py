@@ -292,6 +292,7 @@ class ClampTensor(Function):
 
     node_name = "ClampBackward0"
     saved_names = ("self", "min", "max")
+    pack_order = (2, 1, 0)   # torch packs max, min, self (its saved inputs by name, then outputs)
     check_gradients = False
     none_is_input = True   # a bound left out still has its (empty) edge, as torch's Tensor? arguments
 
@@ -339,6 +340,7 @@ class _Pick(Function):
     """
 
     saved_names = ("self", "other")
+    pack_order = (1, 0)   # torch packs other before self (its saved inputs by name, then outputs)
     check_gradients = False
 
     @classmethod
@@ -407,6 +409,7 @@ class ClampMinTensor(ClampTensor):
 
     node_name = "ClampMinBackward1"
     saved_names = ("self", "min")
+    pack_order = (1, 0)      # min before self (saved: self, min, and None for the missing max)
     none_is_input = False
 
 
@@ -415,6 +418,7 @@ class ClampMaxTensor(ClampTensor):
 
     node_name = "ClampMaxBackward1"
     saved_names = ("self", "max")
+    pack_order = (2, 0)      # max before self (saved: self, None for the missing min, max)
     none_is_input = False
 
 
