@@ -186,7 +186,7 @@ def test_hooks_registered_through_torch_are_refused(register):
 def test_a_module_using_an_op_teachgrad_lacks_keeps_the_clear_type_error():
     conv = torch.nn.Conv1d(1, 1, 2)
     x = tg.ones(1, 1, 4)
-    with pytest.raises(TypeError, match="conv1d was called with an argument that requires grad"):
+    with pytest.raises(TypeError, match="conv1d was called with a torch tensor that requires grad"):
         conv(x)
 
 
