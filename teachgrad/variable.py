@@ -810,7 +810,10 @@ class Variable:
         target = self.data.to(*args, **kwargs) if args or kwargs else self.data
         if target is self.data:
             return self
-        return ops.ToCopy.apply(self, target.device, target.dtype, _memory_format(target))
+        memory_format = _memory_format(target)
+        if memory_format is torch.preserve_format and (target.device != self.device or target.dtype != self.dtype):
+            return ops.ToCopy.apply(self, target.device, target.dtype)
+        return ops.ToFreshCopy.apply(self, target.device, target.dtype, memory_format)
 
     def cpu(self):
         return self.to("cpu")
