@@ -33,6 +33,8 @@ MIXES = {
     "torch.sigmoid(v) * t": lambda t, v, lib: torch.sigmoid(v) * t,
     "F.mse_loss": lambda t, v, lib: torch.nn.functional.mse_loss(v, t),
     "in-place on a non-leaf": lambda t, v, lib: (v * 1).mul_(t),
+    "in-place into a tensor needing no grad": lambda t, v, lib: lib.zeros(2).add_(t) * v,
+    "copy_ of a torch leaf": lambda t, v, lib: lib.zeros(2).copy_(t) * v,
 }
 
 
