@@ -54,17 +54,28 @@ def _unrecorded(func, args, kwargs):
     a new tensor made from scratch), refused when it is a floating-point tensor computed from the inputs."""
     from .variable import Variable
     if func.__name__.endswith("_") and _is_tensor_method(func):   # in place: refused before it writes
-        raise _refused(func)
+        raise _refused(func, (args, kwargs), Variable)
     result = func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable))
     if _has_float_tensor(result) and not func.__name__.startswith("new_"):
-        raise _refused(func)
+        raise _refused(func, (args, kwargs), Variable)
     return _wrap(result, Variable)
 
 
-def _refused(func):
-    return TypeError(f"{_name(func)} was called with an argument that requires grad (a teachgrad Variable, or a torch "
-                     "tensor such as an nn.Parameter), and teachgrad has no "
-                     "op of that name to record it: use a teachgrad function or Variable method instead")
+def _refused(func, arguments, Variable):
+    what = ("a teachgrad Variable that requires grad" if _any_variable_requires_grad(arguments, Variable)
+            else "a torch tensor that requires grad (an nn.Parameter, say: a leaf of teachgrad's graph)")
+    return TypeError(f"{_name(func)} was called with {what}, and teachgrad has no op of that name to record it: "
+                     "use a teachgrad function or Variable method instead")
+
+
+def _any_variable_requires_grad(value, Variable):
+    if isinstance(value, Variable):
+        return value.requires_grad
+    if isinstance(value, (tuple, list)):
+        return any(_any_variable_requires_grad(v, Variable) for v in value)
+    if isinstance(value, dict):
+        return any(_any_variable_requires_grad(v, Variable) for v in value.values())
+    return False
 
 
 def _name(func):

@@ -829,7 +829,10 @@ class Variable:
         target = self.data.to(*args, **kwargs) if args or kwargs else self.data
         if target is self.data:
             return self
-        return ops.ToCopy.apply(self, target.device, target.dtype, _memory_format(target))
+        memory_format = _memory_format(target)
+        if memory_format is torch.preserve_format and (target.device != self.device or target.dtype != self.dtype):
+            return ops.ToCopy.apply(self, target.device, target.dtype)
+        return ops.ToFreshCopy.apply(self, target.device, target.dtype, memory_format)
 
     def cpu(self):
         return self.to("cpu")
@@ -873,8 +876,8 @@ class Variable:
         wrapping the op's node (see teachgrad.views). As in torch: refused on a leaf that requires
         grad, and it bumps the version counter that saved tensors are checked against.
         """
-        recording = grad_mode.is_grad_enabled() and (
-            self.requires_grad or (isinstance(other, Variable) and other.requires_grad))
+        recording = grad_mode.is_grad_enabled() and (   # (a torch tensor that requires grad is a leaf too)
+            self.requires_grad or (isinstance(other, (Variable, torch.Tensor)) and other.requires_grad))
         views.check_inplace(self, recording)
         tangent = None
         if forward_ad._current_level >= 0 and (forward_ad.is_dual(self) or forward_ad.is_dual(other)):

@@ -102,3 +102,29 @@ def test_to_channels_last_needs_rank_4():
 @pytest.mark.parametrize("flag", [1, 0, 1.0, None, "yes"])
 def test_requires_grad_takes_only_bool(flag):
     same(lambda lib: lib.ones(2).requires_grad_(flag).requires_grad)
+
+
+# --- a chain of views: each view links to the one before (O(1) a view), and writes through the last still
+# replay the whole chain back to the base ---
+
+def test_an_in_place_write_through_a_long_chain_of_views():
+    def snippet(lib):
+        x = lib.arange(1.0, 7.0).requires_grad_()
+        y = x * 1
+        v = y
+        for k in range(300):
+            v = v[:] if k % 2 else v.view(6)
+        v[1:3].mul_(5)
+        (y * y).sum().backward()
+        return y, x.grad, y.grad_fn.name(), v.grad_fn.name(), v._base is y
+    same(snippet)
+
+
+def test_a_view_keeps_a_link_not_a_copy_of_the_chain_before_it():
+    y = tg.ones(4, requires_grad=True) * 1
+    views = [y]
+    for _ in range(1000):
+        views.append(views[-1][:])
+    last = views[-1]._view
+    assert last.parent is views[-2]._view and last.base is y
+    assert len(last.chain) == 1000 and all(step[0].__name__ == "Slice" for step in last.chain)

@@ -33,6 +33,8 @@ MIXES = {
     "torch.sigmoid(v) * t": lambda t, v, lib: torch.sigmoid(v) * t,
     "F.mse_loss": lambda t, v, lib: torch.nn.functional.mse_loss(v, t),
     "in-place on a non-leaf": lambda t, v, lib: (v * 1).mul_(t),
+    "in-place into a tensor needing no grad": lambda t, v, lib: lib.zeros(2).add_(t) * v,
+    "copy_ of a torch leaf": lambda t, v, lib: lib.zeros(2).copy_(t) * v,
 }
 
 
@@ -186,7 +188,7 @@ def test_hooks_registered_through_torch_are_refused(register):
 def test_a_module_using_an_op_teachgrad_lacks_keeps_the_clear_type_error():
     conv = torch.nn.Conv1d(1, 1, 2)
     x = tg.ones(1, 1, 4)
-    with pytest.raises(TypeError, match="conv1d was called with an argument that requires grad"):
+    with pytest.raises(TypeError, match="conv1d was called with a torch tensor that requires grad"):
         conv(x)
 
 

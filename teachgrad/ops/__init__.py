@@ -8,7 +8,7 @@ from .pointwise import (Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMin
                         Sign, Sin, Sqrt, Tanh, Where)
 from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Norm, Sum, SumDim
 from .shape import (Alias, Cat, Clone, CopyGrad, Diagonal, Expand, Index, Permute, ReshapeAlias, Select, Slice, Split, SplitWithSizes,
-                    Squeeze, SqueezeDim, Stack, T, ToCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem,
+                    Squeeze, SqueezeDim, Stack, T, ToCopy, ToFreshCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem,
                     reshape)
 from .writes import Copy, Fill, FillTensor, IndexPut, Zero
 # issue 22: more reductions, element-wise functions, indexing, scans, layouts, activations, layers

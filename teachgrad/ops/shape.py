@@ -257,7 +257,28 @@ class ToCopy(Function):
     check_gradients = False
 
     @staticmethod
-    def forward(ctx, a, device, dtype, memory_format=torch.preserve_format):
+    def forward(ctx, a, device, dtype):
+        ctx.device, ctx.dtype = a.device, a.dtype
+        return a.to(device=device, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.to(device=ctx.device, dtype=ctx.dtype), None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _device, _dtype):
+        result = ctx._result
+        return ta.to(device=result.device, dtype=result.dtype)
+
+
+class ToFreshCopy(ToCopy):
+    """`to(memory_format=...)` or `to(..., copy=True)`: always a new tensor, laid out as asked
+    (channels_last, say), even on the same device with the same dtype. The same node as ToCopy's."""
+
+    node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, device, dtype, memory_format):
         ctx.device, ctx.dtype = a.device, a.dtype
         return a.to(device=device, dtype=dtype, memory_format=memory_format, copy=True)
 
@@ -266,7 +287,7 @@ class ToCopy(Function):
         return grad.to(device=ctx.device, dtype=ctx.dtype), None, None, None
 
     @staticmethod
-    def jvp(ctx, ta, _device, _dtype, memory_format=torch.preserve_format):
+    def jvp(ctx, ta, _device, _dtype, memory_format):
         result = ctx._result
         return ta.to(device=result.device, dtype=result.dtype, memory_format=memory_format)
 
