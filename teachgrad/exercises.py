@@ -1174,4 +1174,13 @@ def check_view_write(x_grad_prediction: Any, hint: int = 1) -> Verdict:
     return _not_yet(f"{' and '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not yet right", hints, hint, call)
 
 
-__all__ += ["check_topo_grad", "deep_chain", "check_view_write", "view_write"]
+# --- 17 · backprop by hand: the deeper network ---------------------------------------------------
+
+def linear_backward(d_out: torch.Tensor, inputs: torch.Tensor, weight: torch.Tensor):
+    """The backward of `out = inputs @ weight + bias` (bias broadcast over the rows), by section 2's rule of
+    notebook 17: returns (d_inputs, d_weight, d_bias). Kept here so that the notebook's later sections can use
+    it without printing the answer of its exercise."""
+    return d_out @ weight.T, inputs.T @ d_out, d_out.sum(dim=0)
+
+
+__all__ += ["check_topo_grad", "deep_chain", "check_view_write", "view_write", "linear_backward"]

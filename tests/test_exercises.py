@@ -364,3 +364,14 @@ def test_08_view_write_in_any_form():
     assert _not_yet(only_column_1) and "column 1 is" in only_column_1.message
     method = ex.check_view_write(None, hint=2).message
     assert "method:" in method and "[0" not in method and "4" not in method.replace("∂", "")
+
+
+def test_17_linear_backward_is_torchs():
+    gen = torch.Generator().manual_seed(3)
+    A = torch.randn(6, 4, generator=gen, dtype=torch.float64, requires_grad=True)
+    W = torch.randn(4, 5, generator=gen, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(5, generator=gen, dtype=torch.float64, requires_grad=True)
+    d_out = torch.randn(6, 5, generator=gen, dtype=torch.float64)
+    (A @ W + b).backward(d_out)
+    for mine, torchs in zip(ex.linear_backward(d_out, A.detach(), W.detach()), (A.grad, W.grad, b.grad)):
+        assert mine.shape == torchs.shape and torch.allclose(mine, torchs)

@@ -125,3 +125,21 @@ def test_17_derives_batch_norm_embedding_and_cross_entropy_in_the_table():
     rows = {line.split()[0]: line.split()[2] for line in full[-1].splitlines()[1:]}
     for name in ("dlogprobs", "dlogits", "dgamma", "dbeta", "dpre", "demb", "dC"):
         assert rows.get(name) == "close", (name, rows)
+
+
+@pytest.mark.parametrize("stem", ["04_build_your_own_engine", "08_inplace_and_views", "17_backprop_by_hand"])
+def test_no_line_of_a_solution_is_shown_outside_the_solution_cells(stem):
+    """Not before its check, and not in a later section either: a learner reading on sees no answer."""
+    cells = _load(stem).cells
+    answers = set()
+    for cell in (c for c in cells if "solution" in _tags(c) and c.cell_type == "code"):
+        region = cell.source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
+        answers |= {line.split("#")[0].strip() for line in region.splitlines()}
+    # what the notebook teaches before its first exercise (an idiom such as `if hasattr(node, "variable"):`),
+    # a control-flow header or a short line is no answer
+    first = next(i for i, c in enumerate(cells) if c.cell_type == "markdown" and "Exercise" in c.source)
+    taught = {line.split("#")[0].strip() for c in cells[:first] if c.cell_type == "code" for line in c.source.splitlines()}
+    answers -= taught | {line for line in answers if len(line) < 12 or line.endswith(":")}
+    for cell in (c for c in cells if "solution" not in _tags(c)):
+        shown = {line.split("#")[0].strip() for line in cell.source.splitlines()}
+        assert not answers & shown, (stem, answers & shown)
