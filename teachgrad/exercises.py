@@ -1084,7 +1084,10 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
                             "stack instead of calling a function for each node", hints, hint, call)
         except Exception as error:
             return _not_yet(f"on {name}, " + _raised("topological_order", error), hints, hint, call)
-        problem = _order_problem(order, root)
+        try:
+            problem = _order_problem(order, root)
+        except Exception as error:          # an order of odd things: say what came back, never raise
+            problem = f"it could not be read as a list of nodes ({type(error).__name__})"
         if problem:
             return _not_yet(f"on {name}, the order is not yet a topological order: {problem}", hints, hint, call)
         try:

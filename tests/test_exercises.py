@@ -341,6 +341,9 @@ def test_04_topo_grad_refuses_wrong_orders_and_engines_with_a_hint():
     assert _not_yet(runs_twice) and "times" in runs_twice.message
     assert _not_yet(ex.check_topo_grad(_raise, _raise))
     assert _not_yet(ex.check_topo_grad(lambda root: None, right))
+    assert _not_yet(ex.check_topo_grad(lambda root: [[1], {}, 2], right))
+    assert _not_yet(ex.check_topo_grad(lambda root: [(n, 0) for n in _topological_order(root)], right))
+    assert _not_yet(ex.check_topo_grad(lambda root: 7, right))
     assert _not_yet(ex.check_topo_grad(_topological_order, lambda root, leaves: None))
 
 
