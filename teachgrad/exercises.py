@@ -990,3 +990,200 @@ def check_jacobian_by_columns(jacobian_by_columns: Callable, hint: int = 1) -> V
 
 
 __all__ += ["check_jacobian_by_columns"]
+
+
+# === issue 24: the checks of 04's topological-sort engine and 08's write through a view =======================
+# (a block of its own: the checks above are unchanged)
+
+# --- 04 · build your own engine: the topological sort ---------------------------------------------
+
+def _graph_of(root_node) -> tuple[list, list]:
+    """Every node reachable from root_node, and every edge (node, next_node) between them; no recursion."""
+    nodes, edges, stack = {root_node: None}, [], [root_node]
+    while stack:
+        node = stack.pop()
+        for next_node, _ in node.next_functions:
+            if next_node is None:
+                continue
+            edges.append((node, next_node))
+            if next_node not in nodes:
+                nodes[next_node] = None
+                stack.append(next_node)
+    return list(nodes), edges
+
+
+def _order_problem(order: Any, root) -> str | None:
+    """What keeps `order` from being a run order of root's graph (each node once, before the nodes it
+    sends gradients to), or None when it is one."""
+    if order is None:
+        return "topological_order returns None; return a list of nodes"
+    if isinstance(order, (str, bytes, dict)) or not hasattr(order, "__iter__"):
+        return f"topological_order returns {type(order).__name__}; return a list of nodes"
+    order = list(order)
+    nodes, edges = _graph_of(root.grad_fn)
+    position = {}
+    for i, node in enumerate(order):
+        if not hasattr(node, "next_functions"):
+            return f"item {i} of the order is {type(node).__name__}, not a node of the graph"
+        if node in position:
+            return f"it lists {type(node).__name__} twice: each node goes in once"
+        position[node] = i
+    missing = [node for node in nodes if node not in position]
+    if missing:
+        return f"it misses {len(missing)} of the graph's {len(nodes)} nodes (one is a {type(missing[0]).__name__})"
+    if len(order) != len(nodes):
+        return f"it lists {len(order) - len(nodes)} nodes that are not in the graph behind root"
+    late = [(a, b) for a, b in edges if position[a] > position[b]]
+    if late and len(late) == len(edges):
+        return "every node comes after the nodes it sends gradients to: that is the order reversed"
+    if late:
+        a, b = late[0]
+        return (f"a {type(b).__name__} comes before the {type(a).__name__} that sends it a gradient "
+                f"({len(late)} of the {len(edges)} edges point backwards in your order)")
+    return None
+
+
+def deep_chain(lib, length: int):
+    """x and `length` multiplications in a row: a graph deeper than Python's recursion limit when long."""
+    x = lib.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    h = x
+    for _ in range(length):
+        h = h * 1.0001
+    return h, [x]
+
+
+DEEP = 5000   # nodes in the deep chain: more than Python's recursion limit (1000; 3000 in IPython)
+
+
+def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int = 1) -> Verdict:
+    """topological_order(root) -> the nodes behind root, each before the nodes it sends gradients to;
+    topo_grad(root, leaves) -> one gradient per leaf, as tg.grad gives, each node run once."""
+    hints = ("a node's gradient is complete once every node that sends it one has run: list the nodes so that each "
+             "comes before the nodes in its next_functions, then one pass down the list runs each node once.",
+             "depth-first search from root.grad_fn with your own stack of (node, expanded) pairs: the first time you "
+             "pop a node, push it back as expanded, then push its next_functions nodes you have not seen; when you "
+             "pop an expanded node, append it to a list. A node is appended only after every node below it, so the "
+             "list reversed starts at root.grad_fn. Then walk that order with a dict node -> summed gradient: take "
+             "the node's sum, run(node, grad), add each gradient it sends into its next node's entry; an "
+             "AccumulateGrad node's sum is its leaf's gradient.")
+    call = "check_topo_grad(topological_order, topo_grad, hint=2)"
+    cases = [("the diamond chain of depth 3", lambda lib: diamond_chain(lib, 3))]
+    cases += [(f"random graph {seed}", lambda lib, seed=seed: random_graph(lib, seed)) for seed in range(8)]
+    cases += [(f"a chain {DEEP} nodes deep", lambda lib: deep_chain(lib, DEEP))]
+    for name, make in cases:
+        root, leaves = make(tg)
+        expected = tg.grad(root, leaves, retain_graph=True)
+        root_t, leaves_t = make(torch)
+        expected_t = torch.autograd.grad(root_t, leaves_t)
+        for e, e_t in zip(expected, expected_t):
+            assert torch.allclose(e.data, e_t), "teachgrad and torch differ"
+        try:
+            order = topological_order(root)
+        except RecursionError:
+            return _not_yet(f"on {name}, topological_order went past Python's recursion limit: keep your own "
+                            "stack instead of calling a function for each node", hints, hint, call)
+        except Exception as error:
+            return _not_yet(f"on {name}, " + _raised("topological_order", error), hints, hint, call)
+        try:
+            problem = _order_problem(order, root)
+        except Exception as error:          # an order of odd things: say what came back, never raise
+            problem = f"it could not be read as a list of nodes ({type(error).__name__})"
+        if problem:
+            return _not_yet(f"on {name}, the order is not yet a topological order: {problem}", hints, hint, call)
+        try:
+            with _CountCalls() as counter:
+                got = topo_grad(root, leaves)
+        except RecursionError:
+            return _not_yet(f"on {name}, topo_grad went past Python's recursion limit", hints, hint, call)
+        except Exception as error:
+            return _not_yet(f"on {name}, " + _raised("topo_grad", error), hints, hint, call)
+        if got is None or not isinstance(got, (list, tuple)) or len(got) != len(leaves):
+            return _not_yet(f"on {name}, topo_grad should return one gradient per leaf ({len(leaves)}), in the "
+                            "leaves' order", hints, hint, call)
+        for k, (g, e) in enumerate(zip(got, expected)):
+            if g is None:
+                return _not_yet(f"on {name}, topo_grad gave no gradient for leaf {k}: did its AccumulateGrad "
+                                "node get its sum?", hints, hint, call)
+            g = _tensor(g)
+            if g is None or g.shape != e.shape or not torch.allclose(g, e.data, atol=1e-10):
+                return _not_yet(f"on {name}, the gradient of leaf {k} differs from tg.grad's and torch's",
+                                hints, hint, call)
+        twice = [n for n, c in counter.calls.items() if c > 1]
+        if twice:
+            return _not_yet(f"on {name}, the numbers are right but {twice[0].name()} ran "
+                            f"{counter.calls[twice[0]]} times: in a topological order each node runs once",
+                            hints, hint, call)
+    for seed in range(3):             # torch's own graphs: the same two functions must work on its nodes
+        root_t, leaves_t = random_graph(torch, seed)
+        expected_t = torch.autograd.grad(root_t, leaves_t, retain_graph=True)
+        try:
+            problem = _order_problem(topological_order(root_t), root_t)
+            got_t = topo_grad(root_t, leaves_t)
+        except Exception as error:
+            return _not_yet(f"on torch's graph {seed}, your functions raised {type(error).__name__}: "
+                            f"{str(error).splitlines()[0] if str(error) else ''}", hints, hint, call)
+        if problem:
+            return _not_yet(f"on torch's graph {seed}, the order is not yet a topological order: {problem}",
+                            hints, hint, call)
+        if got_t is None or len(got_t) != len(leaves_t) or not all(
+                _tensor(g) is not None and torch.allclose(_tensor(g), e, atol=1e-10) for g, e in zip(got_t, expected_t)):
+            return _not_yet(f"on torch's graph {seed}, the gradients differ from torch.autograd.grad's",
+                            hints, hint, call)
+    return _correct(f"your order is topological on every graph (the {DEEP}-deep chain too) and your engine gives "
+                    "tg.grad's and torch's gradients, running each node once; on torch's own graphs too")
+
+
+# --- 08 · in-place and views: a write through a view ------------------------------------------------
+
+VIEW_WRITE_W = [[1.0, -1.0, 2.0], [0.5, 3.0, -2.0]]
+
+
+def view_write(lib):
+    """y = x * 1, then column 0 of y overwritten with twice column 1; the loss weighs y by w."""
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64, requires_grad=True)
+    w = lib.tensor(VIEW_WRITE_W, dtype=torch.float64)
+    y = x * 1
+    y[:, 0] = y[:, 1] * 2
+    loss = (y * w).sum()
+    loss.backward()
+    return {"x": x, "y": y, "loss": loss}
+
+
+def check_view_write(x_grad_prediction: Any, hint: int = 1) -> Verdict:
+    """x_grad_prediction: x.grad after view_write's backward, as a 2 × 3 nested list (or a tensor)."""
+    hints = ("after the write, which elements of x does each element of y come from? Column 0 of y no longer "
+             "comes from column 0 of x.",
+             "write each element of y after the write as a formula in x: the written slice takes its values from "
+             "the write's source, the other elements keep y's old history (that is what CopySlices does in "
+             "backward). Then ∂loss/∂x[i, j] adds up w over every element of y that uses x[i, j], times that "
+             "element's local derivative; an element of x that no element of y uses any more gets 0.")
+    call = "check_view_write(my_x_grad, hint=2)"
+    ours, theirs = view_write(tg), view_write(torch)
+    assert ours["y"].grad_fn.name() == theirs["y"].grad_fn.name() == "torch::autograd::CopySlices"
+    assert torch.equal(ours["x"].grad.data, theirs["x"].grad), "teachgrad and torch differ"
+    expected = theirs["x"].grad
+    answer = _tensor(x_grad_prediction)
+    if answer is None or (answer.numel() and torch.isnan(answer).any()):
+        return _not_yet("fill in my_x_grad with 2 rows of 3 numbers", hints, hint, call)
+    if tuple(answer.shape) != (2, 3):
+        return _not_yet(f"my_x_grad has shape {tuple(answer.shape)}; x.grad has x's shape, (2, 3)", hints, hint, call)
+    if torch.allclose(answer, expected, atol=1e-6):
+        return _correct("that is x.grad in teachgrad and in torch: the overwritten column gets nothing, the "
+                        "column the write copied from gets its own weight plus twice the overwritten one's")
+    if torch.allclose(answer, torch.tensor(VIEW_WRITE_W, dtype=torch.float64)):
+        return _not_yet("that is x.grad as if the write had not happened (∂loss/∂y = w, passed straight through)",
+                        hints, hint, call)
+    wrong = [f"column {j}" for j in range(3) if not torch.allclose(answer[:, j], expected[:, j], atol=1e-6)]
+    return _not_yet(f"{' and '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not yet right", hints, hint, call)
+
+
+# --- 17 · backprop by hand: the deeper network ---------------------------------------------------
+
+def linear_backward(d_out: torch.Tensor, inputs: torch.Tensor, weight: torch.Tensor):
+    """The backward of `out = inputs @ weight + bias` (bias broadcast over the rows), by section 2's rule of
+    notebook 17: returns (d_inputs, d_weight, d_bias). Kept here so that the notebook's later sections can use
+    it without printing the answer of its exercise."""
+    return d_out @ weight.T, inputs.T @ d_out, d_out.sum(dim=0)
+
+
+__all__ += ["check_topo_grad", "deep_chain", "check_view_write", "view_write", "linear_backward"]

@@ -15,6 +15,9 @@ it shows the grads filled in and the saved tensors freed (unless retain_graph=Tr
 
 Looks: green box = output, yellow box = a named intermediate tensor, blue box = leaf,
 grey oval = backward node, orange box = saved tensor (dashed and grey once freed).
+With `wrapped=True` a teachgrad `CopySlices` node also shows the node it wraps (a dashed oval).
+In a step of `backward_steps` each backward node carries its id (`n3 MulBackward0`), the id the
+captions and the table use; the node running is gold, the nodes already run are green.
 An arrow from a node is labelled with its position in `next_functions`
 (and with the `input_nr` at its head when that is not 0).
 The DOT source is the same in every process: node ids count up in the order of the walk.
@@ -51,14 +54,16 @@ LOOKS = {
     "saved": {"fillcolor": "orange"},
     "freed": {"style": "rounded,dashed", "color": "grey50", "fontcolor": "grey50"},
     "recomputed": {"style": "rounded,dashed,filled", "fillcolor": "moccasin"},
+    "wrapped": {"shape": "ellipse", "style": "dashed,filled", "fillcolor": "white"},
 }
 LEGEND = {"output": "output", "intermediate": "intermediate", "leaf": "leaf",
           "op": "backward node", "saved": "saved tensor", "freed": "freed saved tensor"}
 EDGE_LOOKS = {"next": {}, "grad_fn": {"style": "dotted"}, "variable": {"style": "dotted"},
-              "saved": {"style": "dashed", "dir": "back"}}
+              "saved": {"style": "dashed", "dir": "back"}, "wraps": {"style": "dashed", "arrowhead": "none"}}
 LABEL_ROW_SEP = ",\\n "
 RUNNING = {"fillcolor": "gold", "penwidth": "2"}
 DONE = {"fillcolor": "palegreen"}
+STEP_LEGEND = ((RUNNING["fillcolor"], "backward node running"), (DONE["fillcolor"], "backward node already run"))
 
 
 class GraphvizNotFound(graphviz.ExecutableNotFound):
@@ -268,6 +273,9 @@ def _walk(roots, names, options):
                 g.edge(node_id, visit(next_fn), "next", index, input_nr)
         if options["saved"]:
             _add_saved(g, fn, node_id, name_of)
+        wrapped = getattr(fn, "_wrapped", None) if options["wrapped"] else None
+        if wrapped is not None:       # teachgrad's CopySlices: the write's own node, run on the written slice
+            g.edge(node_id, g.add("wrapped", [_label_text(type(wrapped).__name__), "wrapped inside"]), "wraps")
         leaf = getattr(fn, "variable", None)
         if leaf is not None and options["leaves"]:
             title = name_of(leaf)
@@ -329,8 +337,8 @@ def _add_saved_node(g, op_id, title, kind, lines):
 
 # --- from _Graph to Drawing ---
 
-def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None):
-    """Draw g; a step frame passes per-node overrides and the gradients on edges."""
+def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None, legend_rows=()):
+    """Draw g; a step frame passes per-node overrides, the gradients on edges and its legend rows."""
     o, nodes = g.options, nodes or {}
     d = Drawing(graph_attr={"ordering": "out", "fontname": "Helvetica", "fontsize": "10"},
                 node_attr=NODE_ATTR, edge_attr={"fontname": "Helvetica", "fontsize": "9"})
@@ -347,7 +355,7 @@ def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None):
         label, attrs = [], {}
         if o["edge_labels"] and kind == "next":
             label.append(str(index))
-        elif o["edge_labels"] and kind in ("grad_fn", "variable"):
+        elif o["edge_labels"] and kind in ("grad_fn", "variable", "wraps"):
             label.append(kind)
         grad = (edge_grads or {}).get((tail, index)) if kind == "next" else (grad_fn_grads or {}).get(i)
         if grad is not None:
@@ -358,7 +366,7 @@ def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None):
             attrs["headlabel"] = str(input_nr)
         d.body.append(_statement(f"{tail} -> {head}", {**attrs, **EDGE_LOOKS[kind]}))
     if o["legend"]:
-        d.body.append(_statement("legend", {"label": _legend_html(), "shape": "plaintext", "style": ""}))
+        d.body.append(_statement("legend", {"label": _legend_html(legend_rows), "shape": "plaintext", "style": ""}))
     d.node_count = len(g.nodes)
     return d
 
@@ -398,18 +406,20 @@ def _quote(value):
     return '"' + value + '"'
 
 
-def _legend_html():
-    """One node holding a table: a swatch for each kind of node."""
+def _legend_html(extra_rows=()):
+    """One node holding a table: a swatch for each kind of node, then any extra (colour, text) rows."""
     rows = []
     for kind, text in LEGEND.items():
         look = LOOKS[kind]
         rows.append(f'<tr><td bgcolor="{look.get("fillcolor", "white")}">'
                     f'<font color="{look.get("fontcolor", "black")}">{text}</font></td></tr>')
+    for colour, text in extra_rows:
+        rows.append(f'<tr><td bgcolor="{colour}"><font color="black">{text}</font></td></tr>')
     return _Html(f'<<table border="0" cellborder="1" cellspacing="2">{"".join(rows)}</table>>')
 
 
 DEFAULTS = dict(ops=True, leaves=True, intermediates=True, output=True, saved=True,
-                values=True, grads=True, tangents=True, edge_labels=True, legend=False, max_values=8)
+                values=True, grads=True, tangents=True, edge_labels=True, legend=False, wrapped=False, max_values=8)
 
 
 def draw(*roots, names=None, title=None, **options):
@@ -422,8 +432,10 @@ def draw(*roots, names=None, title=None, **options):
     with `_` are skipped); otherwise a Variable's own `.name` labels it.
     Switches, all True unless said: ops (backward nodes; False draws them as dots),
     leaves, intermediates (named non-leaf tensors), output, saved (saved tensors),
-    values, grads, tangents (a dual tensor's, inside a forward_ad.dual_level), edge_labels, legend (False). Tensors with more than max_values (8)
-    elements show their shape only. Returns a `Drawing` (a `graphviz.Digraph`).
+    values, grads, tangents (a dual tensor's, inside a forward_ad.dual_level), edge_labels, legend (False),
+    wrapped (False: True also draws the node a teachgrad `CopySlices` wraps; torch keeps its own in C++,
+    out of Python's reach). Tensors with more than max_values (8) elements show their shape only.
+    Returns a `Drawing` (a `graphviz.Digraph`).
     """
     return _render(_walk(roots, names, _options(options)), title)
 
@@ -511,10 +523,11 @@ class Steps(collections.abc.Sequence):
 
     def _frame(self, k):
         """The graph as it stands once node k has run."""
-        g, nodes, edge_grads, arrived = self.graph, {}, {}, {}
+        g, edge_grads, arrived = self.graph, {}, {}
+        nodes = {op_id: ("op", self._lines(op_id), {}) for op_id in g.ops}   # every node shows its id
         for i, step in enumerate(self.records[:k + 1]):
             op_id = g.op_ids[id(step.node)]
-            nodes[op_id] = ("op", g.nodes[op_id][1], RUNNING if i == k else DONE)
+            nodes[op_id] = ("op", self._lines(op_id), RUNNING if i == k else DONE)
             arrived[id(step.node)] = step.grad_outputs
             for index, grad in enumerate(step.grad_inputs):
                 edge_grads[(op_id, index)] = self._fmt(grad)
@@ -526,9 +539,17 @@ class Steps(collections.abc.Sequence):
                 nodes[leaf_id] = ("leaf", g.tensor_lines(leaf, title), {})
         grad_fn_grads = {i: self._fmt(arrived[id(x.grad_fn)][getattr(x, "output_nr", 0)])
                          for i, x in g.grad_fn_edges if id(x.grad_fn) in arrived}
-        op_id = g.op_ids[id(self.records[k].node)]
-        title = f"step {k + 1} of {len(self)}: {g.nodes[op_id][1][0]} ({op_id}) runs"
-        return _render(g, title, nodes, edge_grads, grad_fn_grads)
+        title = f"step {k + 1} of {len(self)}: {self._node(self.records[k].node)} runs"
+        return _render(g, title, nodes, edge_grads, grad_fn_grads, STEP_LEGEND)
+
+    def _lines(self, op_id):
+        """A backward node's label in a frame: its id, then its name (`n3 MulBackward0`)."""
+        lines = self.graph.nodes[op_id][1]
+        return [f"{op_id} {lines[0]}"] + lines[1:]
+
+    def _node(self, node):
+        """A node as the frames label it, `n3 MulBackward0`: the id tells twin nodes apart."""
+        return f"{self.graph.op_ids[id(node)]} {type(node).__name__}"
 
     def _fmt(self, grad):
         return "None" if grad is None else _values(_as_torch(grad), self.graph.options["max_values"])
@@ -537,7 +558,7 @@ class Steps(collections.abc.Sequence):
         lines = [f"backward ran {len(self)} nodes:"]
         for k, step in enumerate(self.records):
             outputs, inputs = (tuple(map(self._fmt, grads)) for grads in (step.grad_outputs, step.grad_inputs))
-            lines.append(f"{k + 1:>3}. {self.graph.op_ids[id(step.node)]} {type(step.node).__name__}: "
+            lines.append(f"{k + 1:>3}. {self._node(step.node)}: "
                          f"grad_outputs {_tuple(outputs)} -> grad_inputs {_tuple(inputs)}")
         return "\n".join(lines)
 
@@ -545,13 +566,13 @@ class Steps(collections.abc.Sequence):
         """What happens at step k: the node that runs, the gradient it gets, where it sends gradients."""
         g, step = self.graph, self.records[k]
         op_id = g.op_ids[id(step.node)]
-        head = f"step {k + 1} of {len(self)}: {type(step.node).__name__} ({op_id}) runs"
+        head = f"step {k + 1} of {len(self)}: {self._node(step.node)} runs"
         if op_id in g.leaf_of:
             leaf_name = g.leaf_of[op_id][2] or "its leaf"
             return f"{head}: adds {', '.join(map(self._fmt, step.grad_outputs))} into {leaf_name}.grad"
         received = _tuple(tuple(map(self._fmt, step.grad_outputs)))
         heads = {(tail, index): head_id for tail, head_id, kind, index, _ in g.edges if kind == "next"}
-        sent = [f"{self._fmt(grad)} to {heads[op_id, i]} {g.nodes[heads[op_id, i]][1][0]}"
+        sent = [f"{self._fmt(grad)} to {self._lines(heads[op_id, i])[0]}"
                 for i, grad in enumerate(step.grad_inputs) if (op_id, i) in heads]
         return f"{head}: gets grad_outputs {received}, sends " + (", ".join(sent) or "nothing")
 

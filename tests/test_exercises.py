@@ -266,3 +266,115 @@ def test_15_backprop():
 def test_same_verdict_every_time(check, answer):
     args = (answer,) if check is not ex.check_count_and_sum else (answer, answer)
     assert len({check(*args).message for _ in range(3)}) == 1
+
+
+# --- issue 24: 04's topological-sort engine, 08's write through a view ---------------------------------
+
+def _run(node, grad):
+    sent = node(grad)
+    return sent if isinstance(sent, tuple) else (sent,)
+
+
+def _topological_order(root):
+    """Depth-first, with an explicit stack; the post-order reversed (the notebook's solution, written again)."""
+    order, seen, stack = [], set(), [(root.grad_fn, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+        elif node not in seen:
+            seen.add(node)
+            stack.append((node, True))
+            stack.extend((nxt, False) for nxt, _ in node.next_functions if nxt is not None and nxt not in seen)
+    return order[::-1]
+
+
+def _recursive_order(root):
+    order, seen = [], set()
+
+    def visit(node):
+        if node not in seen:
+            seen.add(node)
+            for nxt, _ in node.next_functions:
+                if nxt is not None:
+                    visit(nxt)
+            order.append(node)
+    visit(root.grad_fn)
+    return order[::-1]
+
+
+def _topo_grad_with(order_of):
+    def topo_grad(root, leaves):
+        data = root.data if isinstance(root, tg.Variable) else root
+        grads, found = {root.grad_fn: torch.ones_like(data)}, {}
+        for node in order_of(root):
+            grad = grads.pop(node, None)
+            if grad is None:
+                continue
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad
+                continue
+            for (nxt, _), g in zip(node.next_functions, _run(node, grad)):
+                if nxt is not None and g is not None:
+                    grads[nxt] = g if nxt not in grads else grads[nxt] + g
+        return [found.get(id(x)) for x in leaves]
+    return topo_grad
+
+
+def test_04_topo_grad_accepts_a_topological_engine_on_teachgrad_and_torch_graphs():
+    assert ex.check_topo_grad(_topological_order, _topo_grad_with(_topological_order))
+
+
+def test_04_topo_grad_refuses_wrong_orders_and_engines_with_a_hint():
+    right = _topo_grad_with(_topological_order)
+    reversed_order = ex.check_topo_grad(lambda root: _topological_order(root)[::-1], right)
+    assert _not_yet(reversed_order) and "reversed" in reversed_order.message
+    too_deep = ex.check_topo_grad(_recursive_order, right)          # right on small graphs, not on the deep chain
+    assert _not_yet(too_deep) and "recursion limit" in too_deep.message
+    missing = ex.check_topo_grad(lambda root: _topological_order(root)[:-1], right)
+    assert _not_yet(missing) and "misses 1" in missing.message
+    twice = ex.check_topo_grad(lambda root: _topological_order(root) + [root.grad_fn], right)
+    assert _not_yet(twice) and "twice" in twice.message
+    breadth_first = ex.check_topo_grad(lambda root: ex._graph_of(root.grad_fn)[0], right)   # not topological
+    assert _not_yet(breadth_first) and "before the" in breadth_first.message
+    runs_twice = ex.check_topo_grad(_topological_order, _recursive)
+    assert _not_yet(runs_twice) and "times" in runs_twice.message
+    assert _not_yet(ex.check_topo_grad(_raise, _raise))
+    assert _not_yet(ex.check_topo_grad(lambda root: None, right))
+    assert _not_yet(ex.check_topo_grad(lambda root: [[1], {}, 2], right))
+    assert _not_yet(ex.check_topo_grad(lambda root: [(n, 0) for n in _topological_order(root)], right))
+    assert _not_yet(ex.check_topo_grad(lambda root: 7, right))
+    assert _not_yet(ex.check_topo_grad(_topological_order, lambda root, leaves: None))
+
+
+def test_04_topo_grad_hints_name_the_method_not_the_code():
+    method = ex.check_topo_grad(_raise, _raise, hint=2).message
+    assert "method:" in method and "depth-first" in method and "run(node, grad)" in method
+    assert "def " not in method and "order[::-1]" not in method
+
+
+def test_08_view_write_in_any_form():
+    right = [[0.0, 1.0, 2.0], [0.0, 4.0, -2.0]]
+    assert ex.check_view_write(right)
+    assert ex.check_view_write(torch.tensor(right, dtype=torch.float32))
+    assert ex.check_view_write(tg.tensor(right))
+    assert ex.check_view_write(tuple(tuple(row) for row in right))
+    unwritten = ex.check_view_write(ex.VIEW_WRITE_W)
+    assert _not_yet(unwritten) and "as if the write had not happened" in unwritten.message
+    assert _not_yet(ex.check_view_write([[None] * 3] * 2))
+    assert _not_yet(ex.check_view_write([0.0, 1.0, 2.0]))
+    only_column_1 = ex.check_view_write([[0.0, -1.0, 2.0], [0.0, 3.0, -2.0]])
+    assert _not_yet(only_column_1) and "column 1 is" in only_column_1.message
+    method = ex.check_view_write(None, hint=2).message
+    assert "method:" in method and "[0" not in method and "4" not in method.replace("∂", "")
+
+
+def test_17_linear_backward_is_torchs():
+    gen = torch.Generator().manual_seed(3)
+    A = torch.randn(6, 4, generator=gen, dtype=torch.float64, requires_grad=True)
+    W = torch.randn(4, 5, generator=gen, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(5, generator=gen, dtype=torch.float64, requires_grad=True)
+    d_out = torch.randn(6, 5, generator=gen, dtype=torch.float64)
+    (A @ W + b).backward(d_out)
+    for mine, torchs in zip(ex.linear_backward(d_out, A.detach(), W.detach()), (A.grad, W.grad, b.grad)):
+        assert mine.shape == torchs.shape and torch.allclose(mine, torchs)

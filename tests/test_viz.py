@@ -410,8 +410,9 @@ def test_backward_steps_of_rqs(lib):
     assert len(steps) == 5 and len(steps[1:3]) == 2
 
     first = steps[0].source
-    assert 'label="step 1 of 5: MulBackward0 (n1) runs" labelloc=t' in first
-    assert "n1 [label=MulBackward0 shape=ellipse style=filled fillcolor=gold penwidth=2]" in first
+    assert 'label="step 1 of 5: n1 MulBackward0 runs" labelloc=t' in first
+    assert 'n1 [label="n1 MulBackward0" shape=ellipse style=filled fillcolor=gold penwidth=2]' in first
+    assert 'n2 [label="n2 AddBackward0" shape=ellipse style=filled fillcolor=lightgrey]' in first   # not run yet
     assert 'n0 -> n1 [label="grad_fn\\ngrad 1" style=dotted]' in first
     assert 'n1 -> n2 [label="0\\ngrad 2"]' in first and 'n1 -> n3 [label="1\\ngrad 8"]' in first
     assert "n2 -> n6 [label=0]" in first                       # AddBackward0 has not run yet
@@ -422,7 +423,7 @@ def test_backward_steps_of_rqs(lib):
     assert '"s\\ndata 2\\ngrad 8"' in second and '"p\\ndata 3\\ngrad None"' in second
 
     last = steps[-1].source
-    assert "n1 [label=MulBackward0 shape=ellipse style=filled fillcolor=palegreen]" in last
+    assert 'n1 [label="n1 MulBackward0" shape=ellipse style=filled fillcolor=palegreen]' in last
     assert 'n2 -> n6 [label="0\\ngrad 2"]' in last and 'n2 -> n7 [label="1\\ngrad 2"]' in last
     assert 'n8 -> n2 [label="grad_fn\\ngrad 2" style=dotted]' in last   # dt/dr = s
     for leaf in ('"s\\ndata 2\\ngrad 8"', '"p\\ndata 3\\ngrad 2"', '"q\\ndata 5\\ngrad 2"'):
@@ -454,11 +455,11 @@ def test_backward_steps_keep_saved_tensors_with_retain_graph_and_take_a_gradient
 
 
 RQS_CAPTIONS = [
-    "step 1 of 5: MulBackward0 (n1) runs: gets grad_outputs (1,), sends 2 to n2 AddBackward0, 8 to n3 AccumulateGrad",
-    "step 2 of 5: AccumulateGrad (n3) runs: adds 8 into s.grad",
-    "step 3 of 5: AddBackward0 (n2) runs: gets grad_outputs (2,), sends 2 to n6 AccumulateGrad, 2 to n7 AccumulateGrad",
-    "step 4 of 5: AccumulateGrad (n6) runs: adds 2 into p.grad",
-    "step 5 of 5: AccumulateGrad (n7) runs: adds 2 into q.grad",
+    "step 1 of 5: n1 MulBackward0 runs: gets grad_outputs (1,), sends 2 to n2 AddBackward0, 8 to n3 AccumulateGrad",
+    "step 2 of 5: n3 AccumulateGrad runs: adds 8 into s.grad",
+    "step 3 of 5: n2 AddBackward0 runs: gets grad_outputs (2,), sends 2 to n6 AccumulateGrad, 2 to n7 AccumulateGrad",
+    "step 4 of 5: n6 AccumulateGrad runs: adds 2 into p.grad",
+    "step 5 of 5: n7 AccumulateGrad runs: adds 2 into q.grad",
 ]
 
 
@@ -473,7 +474,53 @@ def test_caption_of_a_node_with_a_none_gradient():
     x = tg.tensor(2.0, requires_grad=True)
     y = (x * tg.tensor(3.0)) ** 2
     steps = viz.backward_steps(y, names={"x": x, "y": y})
-    assert steps.caption(1) == "step 2 of 3: MulBackward0 (n2) runs: gets grad_outputs (12,), sends 36 to n4 AccumulateGrad"
+    assert steps.caption(1) == "step 2 of 3: n2 MulBackward0 runs: gets grad_outputs (12,), sends 36 to n4 AccumulateGrad"
+
+
+@LIBS
+def test_every_node_a_caption_or_the_table_names_is_labelled_so_in_the_frame(lib):
+    """Captions and the table name nodes by id (`n6 AccumulateGrad`); the drawing must show those ids,
+    so twin nodes (three AccumulateGrad here) can be told apart in the picture."""
+    env = rqs(lib)
+    steps = viz.backward_steps(env["t"], names=env)
+    for k in range(len(steps)):
+        source = steps[k].source
+        named = re.findall(r"\b(n\d+) (\w+)", steps.caption(k)) + re.findall(r"\b(n\d+) (\w+):", repr(steps))
+        assert named
+        for node_id, name in named:
+            assert re.search(rf'\t{node_id} \[label="{node_id} {name}"', source), (node_id, name)
+    accumulate = re.findall(r'label="(n\d+ AccumulateGrad)"', steps[0].source)
+    assert len(accumulate) == len(set(accumulate)) == 3
+
+
+def test_stepper_legend_explains_gold_and_green_and_draw_legend_does_not():
+    env = rqs(tg)
+    steps = viz.backward_steps(env["t"], names=env, legend=True)
+    legend = steps[0].source[steps[0].source.index("legend [label=<"):]
+    assert '<td bgcolor="gold"><font color="black">backward node running</font>' in legend
+    assert '<td bgcolor="palegreen"><font color="black">backward node already run</font>' in legend
+    assert "gold" not in viz.draw(rqs(tg)["t"], legend=True).source
+    assert "legend" not in viz.backward_steps(rqs(tg)["t"])[0].source   # no legend unless asked for
+
+
+def _write_a_row(lib):
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 1
+    y[0].mul_(3)
+    return y, dict(x=x, y=y)
+
+
+def test_wrapped_shows_the_node_inside_teachgrads_copyslices():
+    y, names = _write_a_row(tg)
+    y_t, names_t = _write_a_row(torch)
+    plain = viz.draw(y, names=names).source
+    assert plain == viz.draw(y_t, names=names_t).source and "wrapped" not in plain
+    shown = viz.draw(y, names=names, wrapped=True).source
+    node = re.search(r'\t(n\d+) \[label="MulBackward0\\nwrapped inside" shape=ellipse style="dashed,filled"', shown)
+    copy_slices = re.search(r"\t(n\d+) \[label=CopySlices ", shown)
+    assert node and copy_slices
+    assert f"{copy_slices.group(1)} -> {node.group(1)} [label=wraps style=dashed arrowhead=none]" in shown
+    assert viz.draw(y_t, names=names_t, wrapped=True).source == plain   # torch's wrapped node is out of reach
 
 
 def test_slider_steps_through_the_frames_with_prev_play_next_and_captions():
@@ -499,7 +546,7 @@ def test_slider_steps_through_the_frames_with_prev_play_next_and_captions():
     assert repr(box) == "StepsSlider(5 steps)"
     if HAS_DOT:
         pick.value = 3
-        assert view.value.startswith("<svg") and "step 3 of 5: AddBackward0 (n2) runs" in view.value
+        assert view.value.startswith("<svg") and "step 3 of 5: n2 AddBackward0 runs" in view.value
 
 
 def test_steps_display_as_live_slider_stored_html_and_text_table():
