@@ -3,6 +3,8 @@ teachgrad's graph, torch's grad modes are teachgrad's, a custom Function's forwa
 functions. Each program runs twice, once with `lib=teachgrad` (only the Variables made by `lib`;
 torch.nn modules, nn.Parameters and torch.optim stay torch's) and once with `lib=torch`, comparing
 values, gradients, node names, and exception types and messages."""
+import copy
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -186,10 +188,22 @@ def test_hooks_registered_through_torch_are_refused(register):
 
 
 def test_a_module_using_an_op_teachgrad_lacks_keeps_the_clear_type_error():
-    conv = torch.nn.Conv1d(1, 1, 2)
-    x = tg.ones(1, 1, 4)
-    with pytest.raises(TypeError, match="conv1d was called with a torch tensor that requires grad"):
+    conv = torch.nn.Conv3d(1, 1, 2)   # teachgrad has conv1d and conv2d, not conv3d
+    x = tg.ones(1, 1, 3, 3, 3)
+    with pytest.raises(TypeError, match="conv3d was called with a torch tensor that requires grad"):
         conv(x)
+
+
+def test_a_conv_module_trains_through_teachgrad_as_through_torch():
+    """Once teachgrad has the op (conv1d, issue 22), the module's parameters get torch's gradients."""
+    torch.manual_seed(0)
+    conv = torch.nn.Conv1d(2, 3, 3, padding=1, dtype=torch.float64)
+    twin = copy.deepcopy(conv)
+    x = torch.randn(4, 2, 7, dtype=torch.float64)
+    conv(tg.Variable(x)).square().sum().backward()
+    twin(x).square().sum().backward()
+    for ours, theirs in zip(conv.parameters(), twin.parameters()):
+        assert type(ours.grad) is torch.Tensor and torch.allclose(ours.grad, theirs.grad, atol=1e-12, rtol=0)
 
 
 # --- torch's grad modes are teachgrad's ---
