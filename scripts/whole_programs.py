@@ -782,9 +782,14 @@ def markdown_table(verdicts: list[Verdict]) -> str:
     for group, members in groups.items():
         ran = [v for v in members if v.result != "SKIP"]
         passed = sum(v.result == "PASS" for v in ran)
-        failing = [f"`{v.program.name.split('.', 2)[-1]}` {v.result}: {v.detail}" for v in ran if v.result != "PASS"]
         lines.append(f"| {group} | `{members[0].program.source.split(':')[0]}` | {len(ran)} programs | "
-                     f"{passed} of {len(ran)} PASS | {_cell_text('; '.join(failing[:3]) + (' ...' if len(failing) > 3 else ''))} |")
+                     f"{passed} of {len(ran)} PASS | each in the table below |")
+    for group, members in groups.items():
+        lines += ["", f"| {group}: docstring of | cells | result | first difference / failure |", "|---|---|---|---|"]
+        for v in members:
+            cells = f"{v.cells_agreeing}/{len(v.program.cells)}" if v.result != "SKIP" else "-"
+            name = v.program.name.removeprefix(group.split()[0] + ".")
+            lines.append(f"| `{name}` | {cells} | {v.result} | {_cell_text(v.detail, 160)} |")
     return "\n".join(lines)
 
 
@@ -806,6 +811,7 @@ def main(argv=None) -> int:
                         help="multiply every program's time limit (the makemore training cells need minutes)")
     parser.add_argument("--table", type=Path, help="write the markdown summary table here too")
     parser.add_argument("--json", type=Path, help="write every verdict here as JSON")
+    parser.add_argument("--rerender", type=Path, help="print the table again from a --json file, running nothing")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -816,6 +822,12 @@ def main(argv=None) -> int:
                 if not args.only or any(word in p.name or word in (p.group or "") for word in args.only)]
     for program in programs:
         program.timeout *= args.timeout_scale
+    if args.rerender:
+        by_name = {p.name: p for p in programs}
+        verdicts = [Verdict(by_name[r["name"]], r["result"], r["agreeing"], r["detail"], tuple(r["seconds"]))
+                    for r in json.loads(args.rerender.read_text()) if r["name"] in by_name]
+        print(markdown_table(verdicts))
+        return 0
     if args.list:
         for p in programs:
             print(f"{p.name}  [{p.kind}, {len(p.cells)} cells]  {p.source}" + (f"  SKIP: {p.skip}" if p.skip else ""))

@@ -317,3 +317,16 @@ def test_missing_plotting_libraries_are_stand_ins_for_the_program_only(tmp_path)
     if util.find_spec("torchviz") is None:
         assert first["display"] == "False"      # the stand-in is the program's, not registered for everyone
     assert second["error"]["type"] == "ModuleNotFoundError"
+
+
+def test_docstring_programs_are_counted_together_and_listed_below():
+    def doc(name, result, detail):
+        program = wp.Program(name=f"torch.autograd.{name}", kind="doctest", source="torch 2.13.0: torch/autograd/x.py",
+                             cells=[wp.Cell("pass", "example 1")], group="torch.autograd docstrings")
+        return wp.Verdict(program, result, 1 if result == "PASS" else 0, detail)
+
+    table = wp.markdown_table([doc("graph.Node.name", "PASS", "1 cells"), doc("grad_mode.no_grad", "FAIL", "a | b"),
+                               doc("graph.save_on_cpu", "SKIP", "needs a GPU")])
+    assert "| torch.autograd docstrings | `torch 2.13.0` | 2 programs | 1 of 2 PASS |" in table
+    assert "| `grad_mode.no_grad` | 0/1 | FAIL | a \\| b |" in table
+    assert "| `graph.save_on_cpu` | - | SKIP | needs a GPU |" in table
