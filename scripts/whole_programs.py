@@ -712,7 +712,7 @@ def compare(program: Program, ours: Run, theirs: Run) -> Verdict:
     difference in what one cell prints need not hide that a later one fails); the first cell that raises under
     teachgrad only ends it. FAIL outranks TIMEOUT, which outranks DIFF."""
     seconds = (theirs.seconds, ours.seconds)
-    agreeing, differing, first_diff, failure, torch_error = 0, 0, None, None, None
+    agreeing, differing, first_diff, failure, torch_error, both_raised = 0, 0, None, None, None, 0
     for o, t in zip(ours.records, theirs.records):
         where = o["where"]
         if o["error"] and not t["error"]:
@@ -724,6 +724,7 @@ def compare(program: Program, ours: Run, theirs: Run) -> Verdict:
             first_diff = first_diff or f"{where}: {why}"
         else:
             agreeing += 1
+            both_raised += bool(t["error"])
         if t["error"] and program.stop_on_error:
             torch_error = f"{where}: {t['error']['type']}: {t['error']['message'][:200]}"
             break
@@ -750,7 +751,8 @@ def compare(program: Program, ours: Run, theirs: Run) -> Verdict:
         return Verdict(program, "DIFF", agreeing, f"{differing} of {n_t} cells differ; the first, {first_diff}", seconds)
     if n_o != n_t:
         return Verdict(program, "DIFF", agreeing, f"teachgrad ran {n_o} cells, torch {n_t}", seconds)
-    return Verdict(program, "PASS", agreeing, f"{agreeing} cells", seconds)
+    same_errors = f", {both_raised} of them raising the same error under both" if both_raised else ""
+    return Verdict(program, "PASS", agreeing, f"{agreeing} cells{same_errors}", seconds)
 
 
 def _error_text(error: dict) -> str:

@@ -141,6 +141,15 @@ def test_a_failure_in_a_cell_torch_did_not_finish_in_time_is_a_fail():
     assert verdict.result == "FAIL" and "torch's run of that cell did not end: passed the time limit" in verdict.detail
 
 
+def test_a_pass_says_how_many_cells_raised_the_same_error_under_both():
+    ours = wp.Run([_record("cell 0"), _record("cell 1", error="bad")], False, None, 1)
+    theirs = wp.Run([_record("cell 0"), _record("cell 1", error="bad")], False, None, 1)
+    program = _program(2)
+    program.stop_on_error = False          # as for docstring examples
+    verdict = wp.compare(program, ours, theirs)
+    assert (verdict.result, verdict.detail) == ("PASS", "2 cells, 1 of them raising the same error under both")
+
+
 def test_differences_are_counted():
     ours = wp.Run([_record("cell 0", stdout="1"), _record("cell 1", stdout="a")], False, None, 1)
     theirs = wp.Run([_record("cell 0", stdout="2"), _record("cell 1", stdout="b")], False, None, 1)
