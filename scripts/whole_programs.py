@@ -13,7 +13,7 @@ for torch's own docstrings, from the installed torch package. Not part of `make 
 
 How a program is run. It is cut into cells: a notebook's code cells; a tutorial script's blocks (sphinx-gallery
 style, split at `# %%` and `#####...` comment lines); the code blocks of a d2l chapter (its pytorch tab) or of an
-.rst page; a test file's module body and then each `test_...` function; each `>>>` example of a docstring. Each run
+.rst page; a test file's module body and then each `test_...` function; each `>>>` part of a docstring. Each run
 is a fresh Python process, working in a fresh temporary folder holding the program's files (and any data files the
 config names), with the same seeds (torch, random, numpy). In the teachgrad run, `import torch`, `import torch.nn
 as nn`, `from torch.autograd import Function` ... made by the program give teachgrad's modules (an import hook that
@@ -50,6 +50,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import tomllib
 import types
@@ -176,17 +177,31 @@ _SKIP_REST = re.compile(r"^\s*>>>\s*#\s*xdoctest:\s*\+REQUIRES\((env:TORCH_DOCTE
 
 
 def docstring_cells(docstring: str) -> tuple[list[Cell], str | None]:
-    """The `>>>` examples of a docstring. Those torch marks as needing a GPU or a module are left out (a
-    directive on a `>>>` line of its own leaves out the rest of the docstring). Those marked `+SKIP` are run: torch
-    skips them because their printed output is not reproducible or not shown whole, and here the two runs are
-    compared with each other, not with the docstring's text. Returns (cells, why all were left out)."""
+    """The `>>>` examples of a docstring, cut as torch's doctest runner (xdoctest) cuts them: consecutive prompt
+    lines (`>>>` or `...`) form one part, ended by an output line or a blank line; torch writes a class over many
+    `>>>` lines, which plain doctest would take one line at a time. Parts torch marks as needing a GPU or a module
+    are left out (a directive on a `>>>` line of its own leaves out the rest of the docstring). Parts marked
+    `+SKIP` are run: torch skips them because their printed output is not reproducible or not shown whole, and
+    here the two runs are compared with each other, not with the docstring's text.
+    Returns (cells, why all were left out)."""
     rest = _SKIP_REST.search(docstring)
     text = docstring[: rest.start()] if rest else docstring
+    parts, current = [], []
+    for line in textwrap.dedent(text).splitlines():
+        stripped = line.strip()
+        if stripped.startswith(">>>") or (current and stripped.startswith("...")):
+            body = stripped[3:]
+            current.append(body[1:] if body.startswith(" ") else body)
+        elif current:
+            parts.append(current)
+            current = []
+    if current:
+        parts.append(current)
     cells = []
-    for number, example in enumerate(doctest.DocTestParser().get_examples(text), 1):
-        source = example.source.strip()
-        if not _SKIP_ONE.search(source):
-            cells.append(Cell(source, f"example {number}"))
+    for number, lines in enumerate(parts, 1):
+        code = textwrap.dedent("\n".join(lines)).strip("\n")
+        if not _SKIP_ONE.search(code) and code.strip():
+            cells.append(Cell(code, f"part {number}"))
     skipped_all = f"marked `{rest.group(0).strip()}` in torch's docstring" if rest and not cells else None
     return cells, skipped_all
 

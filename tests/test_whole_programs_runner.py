@@ -74,11 +74,29 @@ def test_pytest_file_runs_its_body_then_each_test():
 
 
 def test_docstring_examples_leave_out_what_needs_a_resource():
-    doc = ">>> a = 1\n>>> b = 2  # xdoctest: +REQUIRES(module:foo)\n>>> a + 1  # xdoctest: +SKIP\n2\n"
+    doc = ">>> a = 1\n>>> b = 2  # xdoctest: +REQUIRES(module:foo)\n\n>>> a + 1  # xdoctest: +SKIP\n2\n"
     cells, why = wp.docstring_cells(doc)
-    assert [c.code for c in cells] == ["a = 1", "a + 1  # xdoctest: +SKIP"] and why is None
+    assert [c.code for c in cells] == ["a + 1  # xdoctest: +SKIP"] and why is None
     cells, why = wp.docstring_cells(">>> # xdoctest: +REQUIRES(env:TORCH_DOCTEST_CUDA)\n>>> x = 1\n")
     assert cells == [] and "REQUIRES" in why
+
+
+def test_docstring_parts_are_runs_of_prompt_lines_as_torch_writes_them():
+    doc = textwrap.dedent("""\
+        Example::
+
+            >>> class Twice:
+            >>>     def __call__(self, x):
+            ...         return 2 * x
+            >>> Twice()(3)
+            6
+            >>> y = 1
+            >>> y
+        """)
+    cells, _ = wp.docstring_cells(doc)
+    assert [c.code for c in cells] == [
+        "class Twice:\n    def __call__(self, x):\n        return 2 * x\nTwice()(3)", "y = 1\ny"]
+    assert [c.where for c in cells] == ["part 1", "part 2"]
 
 
 # --- comparing ---------------------------------------------------------------------------------------------------
