@@ -223,10 +223,37 @@ def docstring_programs(package: str, entry: dict) -> list[Program]:
             name = f"{modname}.{qualname}" if qualname else modname
             programs.append(Program(
                 name=name, kind="doctest", source=f"torch {torch.__version__}: {path.relative_to(folder.parent.parent)}",
-                cells=[Cell("import torch", "setup")] + cells, skip=skipped or (None if cells else "no runnable example"),
+                cells=[Cell(doctest_setup(modname, cells), "setup")] + cells, skip=skipped or (None if cells else "no runnable example"),
                 timeout=entry.get("timeout", 120), rtol=entry.get("rtol", 1e-4), atol=entry.get("atol", 1e-6),
                 stop_on_error=False, group=entry["name"]))
     return programs
+
+
+def doctest_setup(modname: str, cells: list[Cell]) -> str:
+    """torch's doctest runner runs a docstring's examples in the namespace of the module that defines it, so an
+    example may use that module's names unimported (`Function` in torch.autograd.function). The setup cell imports
+    the ones the examples use, through `torch` (so that in the teachgrad run they come from teachgrad's module of
+    that name, or fail saying teachgrad has none)."""
+    module = importlib.import_module(modname)
+    used, assigned = set(), set()
+    for cell in cells:
+        with contextlib.suppress(SyntaxError):
+            for node in ast.walk(ast.parse(cell.code)):
+                if isinstance(node, ast.Name):
+                    (used if isinstance(node.ctx, ast.Load) else assigned).add(node.id)
+                elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    assigned.add(node.name)
+    lines = ["import torch"]
+    for name in sorted(used - assigned - set(dir(builtins)) - {"torch"}):
+        if name not in vars(module):
+            continue
+        value = vars(module)[name]
+        if isinstance(value, types.ModuleType):
+            if value.__name__.startswith("torch."):
+                lines.append(f"import {value.__name__} as {name}")
+        else:
+            lines.append(f"from {modname} import {name}")
+    return "\n".join(lines)
 
 
 def _docstrings(tree, prefix=""):

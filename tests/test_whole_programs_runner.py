@@ -357,3 +357,9 @@ def test_docstring_programs_are_counted_together_and_listed_below():
     assert "| torch.autograd docstrings | `torch 2.13.0` | 2 programs | 1 of 2 PASS |" in table
     assert "| `grad_mode.no_grad` | 0/1 | FAIL | a \\| b |" in table
     assert "| `graph.save_on_cpu` | - | SKIP | needs a GPU |" in table
+
+
+def test_docstring_setup_imports_the_module_names_the_examples_use():
+    """As torch's doctest runner runs examples in their module's namespace: `vjp` is imported, through `torch`."""
+    cells = [wp.Cell("def f(x):\n    return x\nvjp(f, torch.ones(2), torch.ones(2))", "part 1")]
+    assert wp.doctest_setup("torch.autograd.functional", cells) == "import torch\nfrom torch.autograd.functional import vjp"
