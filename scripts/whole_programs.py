@@ -13,7 +13,7 @@ for torch's own docstrings, from the installed torch package. Not part of `make 
 
 How a program is run. It is cut into cells: a notebook's code cells; a tutorial script's blocks (sphinx-gallery
 style, split at `# %%` and `#####...` comment lines); the code blocks of a d2l chapter (its pytorch tab) or of an
-.rst page; a test file's module body and then each `test_...` function; each `>>>` example of a docstring. Each run
+.rst page; a test file's module body and then each `test_...` function; each `>>>` part of a docstring. Each run
 is a fresh Python process, working in a fresh temporary folder holding the program's files (and any data files the
 config names), with the same seeds (torch, random, numpy). In the teachgrad run, `import torch`, `import torch.nn
 as nn`, `from torch.autograd import Function` ... made by the program give teachgrad's modules (an import hook that
@@ -50,6 +50,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import tomllib
 import types
@@ -176,17 +177,31 @@ _SKIP_REST = re.compile(r"^\s*>>>\s*#\s*xdoctest:\s*\+REQUIRES\((env:TORCH_DOCTE
 
 
 def docstring_cells(docstring: str) -> tuple[list[Cell], str | None]:
-    """The `>>>` examples of a docstring. Those torch marks as needing a GPU or a module are left out (a
-    directive on a `>>>` line of its own leaves out the rest of the docstring). Those marked `+SKIP` are run: torch
-    skips them because their printed output is not reproducible or not shown whole, and here the two runs are
-    compared with each other, not with the docstring's text. Returns (cells, why all were left out)."""
+    """The `>>>` examples of a docstring, cut as torch's doctest runner (xdoctest) cuts them: consecutive prompt
+    lines (`>>>` or `...`) form one part, ended by an output line or a blank line; torch writes a class over many
+    `>>>` lines, which plain doctest would take one line at a time. Parts torch marks as needing a GPU or a module
+    are left out (a directive on a `>>>` line of its own leaves out the rest of the docstring). Parts marked
+    `+SKIP` are run: torch skips them because their printed output is not reproducible or not shown whole, and
+    here the two runs are compared with each other, not with the docstring's text.
+    Returns (cells, why all were left out)."""
     rest = _SKIP_REST.search(docstring)
     text = docstring[: rest.start()] if rest else docstring
+    parts, current = [], []
+    for line in textwrap.dedent(text).splitlines():
+        stripped = line.strip()
+        if stripped.startswith(">>>") or (current and stripped.startswith("...")):
+            body = stripped[3:]
+            current.append(body[1:] if body.startswith(" ") else body)
+        elif current:
+            parts.append(current)
+            current = []
+    if current:
+        parts.append(current)
     cells = []
-    for number, example in enumerate(doctest.DocTestParser().get_examples(text), 1):
-        source = example.source.strip()
-        if not _SKIP_ONE.search(source):
-            cells.append(Cell(source, f"example {number}"))
+    for number, lines in enumerate(parts, 1):
+        code = textwrap.dedent("\n".join(lines)).strip("\n")
+        if not _SKIP_ONE.search(code) and code.strip():
+            cells.append(Cell(code, f"part {number}"))
     skipped_all = f"marked `{rest.group(0).strip()}` in torch's docstring" if rest and not cells else None
     return cells, skipped_all
 
@@ -208,10 +223,37 @@ def docstring_programs(package: str, entry: dict) -> list[Program]:
             name = f"{modname}.{qualname}" if qualname else modname
             programs.append(Program(
                 name=name, kind="doctest", source=f"torch {torch.__version__}: {path.relative_to(folder.parent.parent)}",
-                cells=[Cell("import torch", "setup")] + cells, skip=skipped or (None if cells else "no runnable example"),
+                cells=[Cell(doctest_setup(modname, cells), "setup")] + cells, skip=skipped or (None if cells else "no runnable example"),
                 timeout=entry.get("timeout", 120), rtol=entry.get("rtol", 1e-4), atol=entry.get("atol", 1e-6),
                 stop_on_error=False, group=entry["name"]))
     return programs
+
+
+def doctest_setup(modname: str, cells: list[Cell]) -> str:
+    """torch's doctest runner runs a docstring's examples in the namespace of the module that defines it, so an
+    example may use that module's names unimported (`Function` in torch.autograd.function). The setup cell imports
+    the ones the examples use, through `torch` (so that in the teachgrad run they come from teachgrad's module of
+    that name, or fail saying teachgrad has none)."""
+    module = importlib.import_module(modname)
+    used, assigned = set(), set()
+    for cell in cells:
+        with contextlib.suppress(SyntaxError):
+            for node in ast.walk(ast.parse(cell.code)):
+                if isinstance(node, ast.Name):
+                    (used if isinstance(node.ctx, ast.Load) else assigned).add(node.id)
+                elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    assigned.add(node.name)
+    lines = ["import torch"]
+    for name in sorted(used - assigned - set(dir(builtins)) - {"torch"}):
+        if name not in vars(module):
+            continue
+        value = vars(module)[name]
+        if isinstance(value, types.ModuleType):
+            if value.__name__.startswith("torch."):
+                lines.append(f"import {value.__name__} as {name}")
+        else:
+            lines.append(f"from {modname} import {name}")
+    return "\n".join(lines)
 
 
 def _docstrings(tree, prefix=""):
@@ -712,7 +754,7 @@ def compare(program: Program, ours: Run, theirs: Run) -> Verdict:
     difference in what one cell prints need not hide that a later one fails); the first cell that raises under
     teachgrad only ends it. FAIL outranks TIMEOUT, which outranks DIFF."""
     seconds = (theirs.seconds, ours.seconds)
-    agreeing, differing, first_diff, failure, torch_error = 0, 0, None, None, None
+    agreeing, differing, first_diff, failure, torch_error, both_raised = 0, 0, None, None, None, 0
     for o, t in zip(ours.records, theirs.records):
         where = o["where"]
         if o["error"] and not t["error"]:
@@ -724,6 +766,7 @@ def compare(program: Program, ours: Run, theirs: Run) -> Verdict:
             first_diff = first_diff or f"{where}: {why}"
         else:
             agreeing += 1
+            both_raised += bool(t["error"])
         if t["error"] and program.stop_on_error:
             torch_error = f"{where}: {t['error']['type']}: {t['error']['message'][:200]}"
             break
@@ -750,7 +793,8 @@ def compare(program: Program, ours: Run, theirs: Run) -> Verdict:
         return Verdict(program, "DIFF", agreeing, f"{differing} of {n_t} cells differ; the first, {first_diff}", seconds)
     if n_o != n_t:
         return Verdict(program, "DIFF", agreeing, f"teachgrad ran {n_o} cells, torch {n_t}", seconds)
-    return Verdict(program, "PASS", agreeing, f"{agreeing} cells", seconds)
+    same_errors = f", {both_raised} of them raising the same error under both" if both_raised else ""
+    return Verdict(program, "PASS", agreeing, f"{agreeing} cells{same_errors}", seconds)
 
 
 def _error_text(error: dict) -> str:
@@ -782,9 +826,14 @@ def markdown_table(verdicts: list[Verdict]) -> str:
     for group, members in groups.items():
         ran = [v for v in members if v.result != "SKIP"]
         passed = sum(v.result == "PASS" for v in ran)
-        failing = [f"`{v.program.name.split('.', 2)[-1]}` {v.result}: {v.detail}" for v in ran if v.result != "PASS"]
         lines.append(f"| {group} | `{members[0].program.source.split(':')[0]}` | {len(ran)} programs | "
-                     f"{passed} of {len(ran)} PASS | {_cell_text('; '.join(failing[:3]) + (' ...' if len(failing) > 3 else ''))} |")
+                     f"{passed} of {len(ran)} PASS | each in the table below |")
+    for group, members in groups.items():
+        lines += ["", f"| {group}: docstring of | cells | result | first difference / failure |", "|---|---|---|---|"]
+        for v in members:
+            cells = f"{v.cells_agreeing}/{len(v.program.cells)}" if v.result != "SKIP" else "-"
+            name = v.program.name.removeprefix(group.split()[0] + ".")
+            lines.append(f"| `{name}` | {cells} | {v.result} | {_cell_text(v.detail, 160)} |")
     return "\n".join(lines)
 
 
@@ -806,6 +855,7 @@ def main(argv=None) -> int:
                         help="multiply every program's time limit (the makemore training cells need minutes)")
     parser.add_argument("--table", type=Path, help="write the markdown summary table here too")
     parser.add_argument("--json", type=Path, help="write every verdict here as JSON")
+    parser.add_argument("--rerender", type=Path, help="print the table again from a --json file, running nothing")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -816,6 +866,12 @@ def main(argv=None) -> int:
                 if not args.only or any(word in p.name or word in (p.group or "") for word in args.only)]
     for program in programs:
         program.timeout *= args.timeout_scale
+    if args.rerender:
+        by_name = {p.name: p for p in programs}
+        verdicts = [Verdict(by_name[r["name"]], r["result"], r["agreeing"], r["detail"], tuple(r["seconds"]))
+                    for r in json.loads(args.rerender.read_text()) if r["name"] in by_name]
+        print(markdown_table(verdicts))
+        return 0
     if args.list:
         for p in programs:
             print(f"{p.name}  [{p.kind}, {len(p.cells)} cells]  {p.source}" + (f"  SKIP: {p.skip}" if p.skip else ""))

@@ -74,11 +74,29 @@ def test_pytest_file_runs_its_body_then_each_test():
 
 
 def test_docstring_examples_leave_out_what_needs_a_resource():
-    doc = ">>> a = 1\n>>> b = 2  # xdoctest: +REQUIRES(module:foo)\n>>> a + 1  # xdoctest: +SKIP\n2\n"
+    doc = ">>> a = 1\n>>> b = 2  # xdoctest: +REQUIRES(module:foo)\n\n>>> a + 1  # xdoctest: +SKIP\n2\n"
     cells, why = wp.docstring_cells(doc)
-    assert [c.code for c in cells] == ["a = 1", "a + 1  # xdoctest: +SKIP"] and why is None
+    assert [c.code for c in cells] == ["a + 1  # xdoctest: +SKIP"] and why is None
     cells, why = wp.docstring_cells(">>> # xdoctest: +REQUIRES(env:TORCH_DOCTEST_CUDA)\n>>> x = 1\n")
     assert cells == [] and "REQUIRES" in why
+
+
+def test_docstring_parts_are_runs_of_prompt_lines_as_torch_writes_them():
+    doc = textwrap.dedent("""\
+        Example::
+
+            >>> class Twice:
+            >>>     def __call__(self, x):
+            ...         return 2 * x
+            >>> Twice()(3)
+            6
+            >>> y = 1
+            >>> y
+        """)
+    cells, _ = wp.docstring_cells(doc)
+    assert [c.code for c in cells] == [
+        "class Twice:\n    def __call__(self, x):\n        return 2 * x\nTwice()(3)", "y = 1\ny"]
+    assert [c.where for c in cells] == ["part 1", "part 2"]
 
 
 # --- comparing ---------------------------------------------------------------------------------------------------
@@ -139,6 +157,15 @@ def test_a_failure_in_a_cell_torch_did_not_finish_in_time_is_a_fail():
     theirs = wp.Run([_record("cell 0")], True, None, 400)
     verdict = wp.compare(_program(3), ours, theirs)
     assert verdict.result == "FAIL" and "torch's run of that cell did not end: passed the time limit" in verdict.detail
+
+
+def test_a_pass_says_how_many_cells_raised_the_same_error_under_both():
+    ours = wp.Run([_record("cell 0"), _record("cell 1", error="bad")], False, None, 1)
+    theirs = wp.Run([_record("cell 0"), _record("cell 1", error="bad")], False, None, 1)
+    program = _program(2)
+    program.stop_on_error = False          # as for docstring examples
+    verdict = wp.compare(program, ours, theirs)
+    assert (verdict.result, verdict.detail) == ("PASS", "2 cells, 1 of them raising the same error under both")
 
 
 def test_differences_are_counted():
@@ -317,3 +344,22 @@ def test_missing_plotting_libraries_are_stand_ins_for_the_program_only(tmp_path)
     if util.find_spec("torchviz") is None:
         assert first["display"] == "False"      # the stand-in is the program's, not registered for everyone
     assert second["error"]["type"] == "ModuleNotFoundError"
+
+
+def test_docstring_programs_are_counted_together_and_listed_below():
+    def doc(name, result, detail):
+        program = wp.Program(name=f"torch.autograd.{name}", kind="doctest", source="torch 2.13.0: torch/autograd/x.py",
+                             cells=[wp.Cell("pass", "example 1")], group="torch.autograd docstrings")
+        return wp.Verdict(program, result, 1 if result == "PASS" else 0, detail)
+
+    table = wp.markdown_table([doc("graph.Node.name", "PASS", "1 cells"), doc("grad_mode.no_grad", "FAIL", "a | b"),
+                               doc("graph.save_on_cpu", "SKIP", "needs a GPU")])
+    assert "| torch.autograd docstrings | `torch 2.13.0` | 2 programs | 1 of 2 PASS |" in table
+    assert "| `grad_mode.no_grad` | 0/1 | FAIL | a \\| b |" in table
+    assert "| `graph.save_on_cpu` | - | SKIP | needs a GPU |" in table
+
+
+def test_docstring_setup_imports_the_module_names_the_examples_use():
+    """As torch's doctest runner runs examples in their module's namespace: `vjp` is imported, through `torch`."""
+    cells = [wp.Cell("def f(x):\n    return x\nvjp(f, torch.ones(2), torch.ones(2))", "part 1")]
+    assert wp.doctest_setup("torch.autograd.functional", cells) == "import torch\nfrom torch.autograd.functional import vjp"
