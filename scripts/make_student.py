@@ -186,7 +186,8 @@ def clear_regions(source: str) -> str:
 
 def release(nb):
     """What `nbgrader generate_assignment` gives for a source notebook: outputs cleared, solution
-    regions replaced, test cells locked (its `checksum` metadata is left out: nbgrader keeps its own)."""
+    regions replaced, test cells locked, each graded cell's type noted (its `checksum` is left out:
+    nbgrader compares with the one in its own database)."""
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -194,6 +195,8 @@ def release(nb):
             if BEGIN in cell.source:
                 cell.source = clear_regions(cell.source)
         grader = cell.metadata.get("nbgrader", {})
+        if grader.get("grade") or grader.get("solution") or grader.get("locked"):
+            grader["cell_type"] = cell.cell_type
         if grader.get("grade") and not grader.get("solution"):
             cell.metadata["deletable"], cell.metadata["editable"] = False, False
         elif grader.get("solution"):
