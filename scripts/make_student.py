@@ -149,9 +149,13 @@ def mark_exercises(nb, prefix: str) -> bool:
     return [c.metadata for c in nb.cells] != before
 
 
-def test_cell_source(checker_call: str) -> str:
-    """The check as nbgrader's test: it shows the verdict, and fails with it when the answer is wrong."""
-    return f"verdict = {checker_call.strip()}\nassert verdict, verdict.message\nverdict"
+def graded_check_source(check_source: str) -> str:
+    """The check as nbgrader's test: it shows the verdict, and fails with it when the answer is wrong.
+    Lines above the checker's call (a comment, say) stay as they are."""
+    lines = check_source.rstrip().split("\n")
+    last = ast.parse(check_source).body[-1].lineno - 1
+    return "\n".join(lines[:last] + [f"verdict = {lines[last]}", *lines[last + 1:],
+                                      "assert verdict, verdict.message", "verdict"])
 
 
 def course_notebook(nb, prefix: str):
@@ -160,7 +164,7 @@ def course_notebook(nb, prefix: str):
     exercises = find_exercises(nb)
     for k, exercise in enumerate(exercises):
         cell = nb.cells[exercise.check]
-        cell.source = test_cell_source(cell.source)
+        cell.source = graded_check_source(cell.source)
         cell.metadata["tags"] = [t for t in tags(cell) if t != "check"] + ["check", "raises-exception"]
         cell.metadata["nbgrader"] = {"grade": True, "grade_id": f"{prefix}-check" + ("" if k == 0 else f"-{k + 1}"),
                                      "locked": True, "points": POINTS, "schema_version": 3, "solution": False,
@@ -202,11 +206,6 @@ def release(nb):
         elif grader.get("solution"):
             cell.metadata["deletable"] = False
     return nb
-
-
-def student(nb, prefix: str = "00"):
-    """The student edition of one notebook."""
-    return release(course_notebook(nb, prefix))
 
 
 def right_answer(nb, exercise: Exercise, solution_source: str) -> str:

@@ -229,3 +229,48 @@ def test_every_hint_names_only_what_the_notebook_shows(name):
         for text in HINTS[exercise.checker]:
             assert not _calls_not_shown(text, shown), \
                 f"{name}: a hint of {exercise.checker} names {_calls_not_shown(text, shown)}, never shown in the notebook"
+
+
+def _two_exercises():
+    code = lambda source, *tags: nbformat.v4.new_code_cell(source, metadata={"tags": list(tags)} if tags else {})
+    md = lambda source, *tags: nbformat.v4.new_markdown_cell(source, metadata={"tags": list(tags)} if tags else {})
+    return nbformat.v4.new_notebook(cells=[
+        md("## Exercise 1"), code("def f(x):\n    return None"), code("check_f(f)", "check"),
+        md("## Exercise 2"), code("a = None   # your answer"), code("# the check\ncheck_a(a)", "check"),
+        md("## Solution"),
+        md("<details><summary>Why</summary>\n\n1\n\n</details>", "solution"),
+        code("def f_solution(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION\n\ncheck_f(f_solution)",
+             "solution"),
+        md("<details><summary>Why</summary>\n\n2\n\n</details>", "solution"),
+        code("a_solution = 3\ncheck_a(a_solution)", "solution"),
+    ])
+
+
+def test_marking_two_exercises_is_idempotent_and_names_them_for_the_notebook():
+    nb = _two_exercises()
+    assert make_student.mark_exercises(nb, "21")
+    assert "solution" in _tags(nb.cells[6]), "the ## Solution heading must leave with the solution"
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata]
+    assert ids == ["21-solution-why", "21-solution-code", "21-solution-why-2", "21-solution-code-2"]
+    assert all(c.metadata["jupyter"]["source_hidden"] for c in nb.cells[7:])
+    sources = [c.source for c in nb.cells]
+    assert not make_student.mark_exercises(nb, "21"), "a second run changed something"
+    assert [c.source for c in nb.cells] == sources
+
+
+def test_course_form_of_two_exercises():
+    nb = _two_exercises()
+    make_student.mark_exercises(nb, "21")
+    exercises = make_student.find_exercises(nb)
+    assert [(e.answer, e.check, e.checker, e.names, e.solution_names) for e in exercises] == \
+        [(1, 2, "check_f", ["f"], ["f_solution"]), (4, 5, "check_a", ["a"], ["a_solution"])]
+    course = make_student.release(make_student.course_notebook(nb, "21"))
+    assert [c.source for c in course.cells] == [
+        "## Exercise 1", "def f(x):\n    return None",
+        "verdict = check_f(f)\nassert verdict, verdict.message\nverdict",
+        "## Exercise 2", "a = None   # your answer",
+        "# the check\nverdict = check_a(a)\nassert verdict, verdict.message\nverdict"]
+    graded = [c.metadata["nbgrader"] for c in course.cells if "nbgrader" in c.metadata]
+    assert [(g["grade_id"], g["points"], g["locked"]) for g in graded] == [("21-check", 1, True), ("21-check-2", 1, True)]
+    assert make_student.right_answer(nb, exercises[0], nb.cells[8].source) == \
+        "def f(x):\n    return None\n\ndef f_solution(x):\n    return 2 * x\n\nf = f_solution"
