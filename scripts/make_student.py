@@ -86,7 +86,7 @@ def binds(source: str, name: str) -> bool:
 class Exercise:
     """Where one exercise's parts are, as indices into the notebook's cells."""
     check: int            # the check cell, tagged `check`
-    answer: int           # the stub the learner edits: the nearest earlier cell defining the check's argument
+    answer: int           # the stub the learner edits: the nearest earlier cell defining the check's first argument
     solution: int         # the solution's code cell, tagged `solution`
     why: int | None       # the solution's folded reasoning (markdown, tagged `solution`)
     checker: str
@@ -100,7 +100,7 @@ def find_exercises(nb) -> list[Exercise]:
     checks = [i for i, c in enumerate(cells) if "check" in tags(c) and "solution" not in tags(c)]
     codes = [i for i, c in enumerate(cells) if "solution" in tags(c) and c.cell_type == "code"]
     whys = [i for i, c in enumerate(cells) if "solution" in tags(c) and c.cell_type == "markdown"
-            and not c.source.startswith(HEADING)]
+            and not c.source.strip().startswith(HEADING)]
     if len(checks) != len(codes):
         raise ValueError(f"{len(checks)} check cells but {len(codes)} solution code cells")
     exercises = []
@@ -110,7 +110,8 @@ def find_exercises(nb) -> list[Exercise]:
         if solution_checker != checker or len(solution_names) != len(names):
             raise ValueError(f"exercise {k + 1}: the solution calls {solution_checker}, the check {checker}")
         answer = next((i for i in range(check - 1, -1, -1) if cells[i].cell_type == "code"
-                       and not tags(cells[i]) and binds(cells[i].source, names[0])), None)
+                       and not {"check", "solution"} & set(tags(cells[i])) and binds(cells[i].source, names[0])),
+                      None)
         if answer is None:
             raise ValueError(f"exercise {k + 1}: no cell before the check defines {names[0]}")
         exercises.append(Exercise(check, answer, code, whys[k] if k < len(whys) else None,
