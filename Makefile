@@ -106,7 +106,10 @@ lab-reset:
 	rm -rf $(WORK)
 	$(PY) scripts/lab_setup.py $(WORK) $(LAB_CONFIG)
 
-# The student edition: the series without solution cells, in build/student/.
+# The series as an nbgrader course in build/course/ (solutions left out, each check an autograded test worth
+# 1 point) and its student edition, what `nbgrader generate_assignment` releases, in build/student/.
+# After adding or changing an exercise, mark it in notebooks/ (metadata only, idempotent):
+#   $(PY) scripts/make_student.py --mark
 student: $(STAMP)
 	$(PY) scripts/make_student.py
 

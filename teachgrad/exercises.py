@@ -312,7 +312,7 @@ def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
              "how many edges lead into each node.",
              "1) walk the graph from root.grad_fn and count the edges into each node; 2) keep a dict node -> "
              "summed gradient and a list of ready nodes (count 0), starting with root.grad_fn and a gradient "
-             "of ones; 3) pop a ready node, call node(grad), add each result into the dict entry of its "
+             "of ones; 3) pop a ready node, run it with run(node, grad), add each result into the dict entry of its "
              "next_functions node, decrease that node's count, and push it when the count reaches 0; "
              "4) an AccumulateGrad node (it has .variable) is where a leaf's gradient ends up.")
     call = "check_my_grad(my_grad, hint=2)"
@@ -334,6 +334,9 @@ def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
             return _not_yet(f"on {name}, return one gradient per leaf ({len(leaves)}), in the leaves' order",
                             hints, hint, call)
         for k, (g, e) in enumerate(zip(got, expected)):
+            if g is None:
+                return _not_yet(f"on {name}, leaf {k} got no gradient (None): your engine never reached its "
+                                "AccumulateGrad node", hints, hint, call)
             g = _tensor(g)
             if g is None or g.shape != e.shape or not torch.allclose(g, e.data, atol=1e-10):
                 return _not_yet(f"on {name}, the gradient of leaf {k} differs from tg.grad's and torch's",
@@ -768,8 +771,8 @@ def _difference(diff: float) -> str:
 
 def check_backprop(backprop_by_hand: Callable, hint: int = 1) -> Verdict:
     """backprop_by_hand(X, y, W1, b1, W2, b2) -> dict of the seven gradients, each compared with torch's."""
-    hints = ("go backwards one line of the forward pass at a time; each gradient has the shape of the tensor "
-             "it belongs to.",
+    hints = ("go backwards one line of the forward pass at a time;\n"
+             "      each gradient has the shape of the tensor it belongs to.",
              "dlogits = (softmax of the logits − one-hot of y) / n; for a product A @ B, dA = d(out) @ Bᵀ and "
              "dB = Aᵀ @ d(out); a bias's gradient sums d(out) over the batch; tanh' = 1 − tanh².")
     call = "check_backprop(backprop_by_hand, hint=2)"
@@ -874,9 +877,10 @@ def check_normalize_rows(normalize_rows: Callable, hint: int = 1) -> Verdict:
 
 # --- what autograd keeps in memory --------------------------------------------------------------
 
-def _small_net(lib):
+def _small_net(lib, dtype: torch.dtype = torch.float32):
     g = torch.Generator().manual_seed(3)
     x, w1, w2 = torch.randn(16, 8, generator=g), torch.randn(8, 12, generator=g) / 3, torch.randn(12, 4, generator=g) / 3
+    x, w1, w2 = x.to(dtype), w1.to(dtype), w2.to(dtype)
     if lib is tg:
         return tg.Variable(x), tg.Variable(w1, requires_grad=True), tg.Variable(w2, requires_grad=True)
     return x, w1.requires_grad_(), w2.requires_grad_()
@@ -892,46 +896,55 @@ def check_half_hooks(pack_half: Callable, unpack_half: Callable, hint: int = 1) 
              "pack: remember the dtype and return a float16 copy (a method converts, another drops the graph "
              "first); unpack: convert the copy back to the remembered dtype.")
     call = "check_half_hooks(pack_half, unpack_half, hint=2)"
-    x, w1, w2 = _small_net(torch)
-    _net_loss(x, w1, w2).backward()
-    exact = w1.grad
-    grads = []
-    for lib in (tg, torch):
-        x, w1, w2 = _small_net(lib)
-        kept, returned = [], []
+    for dtype in (torch.float32, torch.float64):       # float64 too: unpack must give back the saved dtype
+        x, w1, w2 = _small_net(torch, dtype)
+        _net_loss(x, w1, w2).backward()
+        exact = w1.grad
+        grads = []
+        for lib in (tg, torch):
+            x, w1, w2 = _small_net(lib, dtype)
+            kept, returned = [], []
 
-        def pack(t):
-            packed = pack_half(t)
-            kept.append(packed)
-            return packed
+            def pack(t):
+                packed = pack_half(t)
+                kept.append(packed)
+                return packed
 
-        def unpack(packed):
-            t = unpack_half(packed)
-            returned.append(t)
-            return t
+            def unpack(packed):
+                t = unpack_half(packed)
+                returned.append(t)
+                return t
 
-        try:
-            with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
-                loss = _net_loss(x, w1, w2)
-            loss.backward()
-        except Exception as error:
-            return _not_yet(_raised("your hooks", error) + f" (with lib = {lib.__name__})", hints, hint, call)
-        stored = [t for p in kept for t in (p if isinstance(p, (tuple, list)) else (p,))
-                  if isinstance(t, (torch.Tensor, tg.Variable))]
-        if not stored or any(t.dtype != torch.float16 for t in stored):
-            return _not_yet("what pack returns should hold the saved tensor in float16 (half the bytes)",
-                            hints, hint, call)
-        if any(not isinstance(t, (torch.Tensor, tg.Variable)) or t.dtype != torch.float32 for t in returned):
-            return _not_yet("unpack_half should give back a tensor of the saved tensor's own dtype (float32 here)",
-                            hints, hint, call)
-        grads.append(_tensor(w1.grad))
-    error = ((grads[0] - exact.double()).abs().max() / exact.abs().max()).item()
-    if error > 1e-2:
-        return _not_yet(f"the gradients are off by {error:.0e} (relative): is every saved tensor given back "
-                        "with its values?", hints, hint, call)
-    if not torch.allclose(grads[0], grads[1], rtol=1e-4, atol=1e-6):
-        return _not_yet("teachgrad and torch give different gradients under your hooks", hints, hint, call)
-    return _correct("saved tensors kept in float16, gradients within 1e-2 of exact (teachgrad and torch)")
+            try:
+                with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+                    loss = _net_loss(x, w1, w2)
+                loss.backward()
+            except Exception as error:
+                return _not_yet(_raised("your hooks", error) + f" (with lib = {lib.__name__}, {dtype} tensors)",
+                                hints, hint, call)
+            stored = [t for p in kept for t in (p if isinstance(p, (tuple, list)) else (p,))
+                      if isinstance(t, (torch.Tensor, tg.Variable))]
+            if not stored or any(t.dtype != torch.float16 for t in stored):
+                return _not_yet("what pack returns should hold the saved tensor in float16 (half the bytes)",
+                                hints, hint, call)
+            if any(not isinstance(t, (torch.Tensor, tg.Variable)) or t.dtype != dtype for t in returned):
+                return _not_yet(f"unpack_half should give back a tensor of the saved tensor's own dtype: with "
+                                f"{dtype} tensors it gave {_dtypes(returned)}", hints, hint, call)
+            grads.append(_tensor(w1.grad))
+        error = ((grads[0] - exact.double()).abs().max() / exact.abs().max()).item()
+        if error > 1e-2:
+            return _not_yet(f"the gradients are off by {error:.0e} (relative): is every saved tensor given back "
+                            "with its values?", hints, hint, call)
+        if not torch.allclose(grads[0], grads[1], rtol=1e-4, atol=1e-6):
+            return _not_yet("teachgrad and torch give different gradients under your hooks", hints, hint, call)
+    return _correct("saved tensors kept in float16 and given back as float32 or float64, as saved; gradients "
+                    "within 1e-2 of exact (teachgrad and torch)")
+
+
+def _dtypes(values: list) -> str:
+    """The kinds of what unpack gave back, for a message: `torch.float32` or a type's name."""
+    kinds = sorted({str(v.dtype) if isinstance(v, (torch.Tensor, tg.Variable)) else type(v).__name__ for v in values})
+    return ", ".join(kinds)
 
 
 __all__ += ["check_normalize_rows", "check_half_hooks"]

@@ -3,7 +3,8 @@
     %load_ext teachgrad.short_errors
 
 An IPython extension. An error shows three things: the header, the line of the cell that raised it
-(with a little context), and the message. Frames inside teachgrad, torch or functions the cell
+(with a little context), and the message. A SyntaxError (a typo) shows the line and a caret under
+the place Python stopped, as plain IPython does. Frames inside teachgrad, torch or functions the cell
 called are left out (IPython leaves out frames marked `__tracebackhide__` in the same spirit);
 `%unload_ext teachgrad.short_errors` brings back the whole traceback.
 """
@@ -39,6 +40,10 @@ def without_library_frames(tb: types.TracebackType | None) -> types.TracebackTyp
 
 def _handler(shell, etype, value, tb, tb_offset=None):
     """Show the error without library frames (IPython leaves the showing to a custom handler)."""
+    if issubclass(etype, SyntaxError):
+        # A typo: no frame to show, but the line and the caret under it, as plain IPython shows them.
+        shell._showtraceback(etype, value, shell.SyntaxTB.structured_traceback(etype, value, []))
+        return
     short = without_library_frames(tb)
     stb = shell.InteractiveTB.structured_traceback(etype, value.with_traceback(short), short, tb_offset=tb_offset)
     stb = [entry for entry in stb if _ANSI.sub("", entry).strip("-\n ")]   # the rule line above the header

@@ -1,10 +1,15 @@
 """Exercises in the notebooks: solutions hidden, checks fair, the student edition runs and says "not yet".
 
+The structure tests read the notebooks: each exercise has the parts `scripts/make_student.py` needs
+(`--mark` sets their metadata), its nbgrader form has one place to answer and a graded check, no cell
+before a check gives its answer, and every hint names only what the notebook shows.
+
 The executing tests (marked `notebooks`) build the student edition, run each student notebook top to
 bottom on a fresh kernel (only cells tagged `raises-exception` may fail), then run the instructor's
 solution cells in the same kernel, then run every `check` and `solution` cell once more: each must
 give the same verdict as the first time (a learner re-running a check after Run All).
 """
+import ast
 import importlib.util
 import json
 import re
@@ -38,8 +43,10 @@ def _load(name):
 
 
 def _verdict(cell):
+    """What a check shows: its verdict, or (a graded check that failed) the assertion's message."""
     text = [o for o in cell.outputs if o.output_type == "execute_result"]
-    return text[-1].data["text/plain"] if text else None
+    failed = [o for o in cell.outputs if o.output_type == "error" and o.ename == "AssertionError"]
+    return text[-1].data["text/plain"] if text else failed[-1].evalue if failed else None
 
 
 @pytest.mark.parametrize("name", WITH_EXERCISES)
@@ -58,6 +65,9 @@ def test_every_notebook_has_a_checked_exercise_with_a_hidden_solution(name):
             assert grader.get("grade") is True and grader.get("points") == 0, f"{name}: markdown solution not graded"
     grade_ids = [c.metadata["nbgrader"]["grade_id"] for c in cells if "nbgrader" in c.metadata]
     assert len(grade_ids) == len(set(grade_ids)), f"{name}: nbgrader grade_ids must be unique"
+    assert all(g.startswith(name[:2] + "-") for g in grade_ids), f"{name}: grade ids not named for it: {grade_ids}"
+    headings = [c for c in cells if c.cell_type == "markdown" and c.source.strip().startswith("## Solution")]
+    assert all("solution" in _tags(c) for c in headings), f"{name}: a '## Solution' heading would stay for students"
     for cell in solutions:
         assert "### BEGIN SOLUTION" in cell.source and "### END SOLUTION" in cell.source, name
     for cell in checks:
@@ -122,3 +132,145 @@ def test_student_edition_runs_and_checks_are_stable(name, student_dir):
     assert all(v and v.startswith("not yet") for v in first[:checks]), first
     assert all(v and v.startswith("✓ correct") for v in first[checks:]), first
     assert again == first, "a check changed its verdict when run again"
+
+
+@pytest.mark.parametrize("name", WITH_EXERCISES)
+def test_exercises_are_marked_as_make_student_marks_them(name):
+    nb = _load(name)
+    assert not make_student.mark_exercises(nb, name[:2]), \
+        f"{name}: exercise metadata out of date: run `.venv/bin/python scripts/make_student.py --mark`"
+
+
+@pytest.mark.parametrize("name", WITH_EXERCISES)
+def test_nbgrader_form_has_one_place_to_answer_and_a_graded_check(name):
+    nb = _load(name)
+    exercises = make_student.find_exercises(nb)
+    course = make_student.course_notebook(nb, name[:2])
+    assert not [c for c in course.cells if "solution" in _tags(c)], f"{name}: solution cells in the course"
+    assert "BEGIN SOLUTION" not in json.dumps([c.source for c in course.cells])
+    tests = [c for c in course.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert len(tests) == len(exercises), f"{name}: {len(tests)} graded cells for {len(exercises)} exercises"
+    for exercise, cell in zip(exercises, tests):
+        grader = cell.metadata["nbgrader"]
+        assert grader["points"] > 0 and grader["locked"] and not grader["solution"], grader
+        assert grader["grade_id"].startswith(name[:2] + "-"), grader
+        assert "assert verdict, verdict.message" in cell.source and "raises-exception" in _tags(cell)
+        before = course.cells[:course.cells.index(cell)]
+        for answer_name in exercise.names:
+            places = [c for c in before if c.cell_type == "code" and make_student.binds(c.source, answer_name)]
+            assert len(places) == 1, f"{name}: {answer_name} is defined in {len(places)} cells before its check"
+    assert not [c for c in course.cells if c.metadata.get("nbgrader", {}).get("solution")], \
+        f"{name}: an nbgrader answer cell besides the stub"
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in course.cells if "nbgrader" in c.metadata]
+    assert len(ids) == len(set(ids))
+
+
+def _significant_lines(source):
+    lines = [line.strip() for line in source.split("\n")]
+    return {line for line in lines if line and not line.startswith("#") and len(line) >= 8}
+
+
+def _region(source):
+    inside, out = False, []
+    for line in source.split("\n"):
+        if line.strip() == make_student.BEGIN:
+            inside = True
+        elif line.strip() == make_student.END:
+            inside = False
+        elif inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("name", WITH_EXERCISES)
+def test_no_cell_before_a_check_gives_its_answer(name):
+    nb = _load(name)
+    for exercise in make_student.find_exercises(nb):
+        answer = _significant_lines(_region(nb.cells[exercise.solution].source))
+        assert answer, f"{name}: the solution has no solution region"
+        for index, cell in enumerate(nb.cells[:exercise.check]):
+            given = answer & _significant_lines(cell.source)
+            assert len(given) * 2 <= len(answer) or not given, \
+                f"{name}: cell {index} already holds the answer of the exercise checked by {exercise.checker}: {given}"
+
+
+def _hints():
+    """checker name -> its two hint texts, read from teachgrad/exercises.py."""
+    tree = ast.parse((ROOT / "teachgrad" / "exercises.py").read_text())
+    hints = {}
+    for function in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("check_")):
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "hints" for t in node.targets):
+                hints[function.name] = ast.literal_eval(node.value)
+    return hints
+
+
+HINTS = _hints()
+
+
+def _calls_not_shown(text, shown):
+    """The functions a hint calls (`name(`) that the notebook's text never calls (`d(out)`: notation)."""
+    calls = [c for c in re.findall(r"([A-Za-z_][\w.]*)\(", text) if len(c) > 1]
+    return [c for c in calls if not re.search(rf"\b{re.escape(c.split('.')[-1])}\(", shown)]
+
+
+def test_a_hint_calling_what_the_notebook_never_shows_is_caught():
+    shown = "def run(node, grad):\n    sent = node(grad)\nrun(node, torch.ones(()))"
+    assert _calls_not_shown("pop a ready node and call run(node, grad)", shown) == []
+    assert _calls_not_shown("use torch.autograd.backward(root) on it", shown) == ["torch.autograd.backward"]
+
+
+@pytest.mark.parametrize("name", WITH_EXERCISES)
+def test_every_hint_names_only_what_the_notebook_shows(name):
+    nb = _load(name)
+    shown = "\n".join(c.source for c in nb.cells if "solution" not in _tags(c))
+    for exercise in make_student.find_exercises(nb):
+        assert exercise.checker in HINTS, f"{exercise.checker} has no hints"
+        for text in HINTS[exercise.checker]:
+            assert not _calls_not_shown(text, shown), \
+                f"{name}: a hint of {exercise.checker} names {_calls_not_shown(text, shown)}, never shown in the notebook"
+
+
+def _two_exercises():
+    code = lambda source, *tags: nbformat.v4.new_code_cell(source, metadata={"tags": list(tags)} if tags else {})
+    md = lambda source, *tags: nbformat.v4.new_markdown_cell(source, metadata={"tags": list(tags)} if tags else {})
+    return nbformat.v4.new_notebook(cells=[
+        md("## Exercise 1"), code("def f(x):\n    return None"), code("check_f(f)", "check"),
+        md("## Exercise 2"), code("a = None   # your answer"), code("# the check\ncheck_a(a)", "check"),
+        md("## Solution"),
+        md("<details><summary>Why</summary>\n\n1\n\n</details>", "solution"),
+        code("def f_solution(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION\n\ncheck_f(f_solution)",
+             "solution"),
+        md("<details><summary>Why</summary>\n\n2\n\n</details>", "solution"),
+        code("a_solution = 3\ncheck_a(a_solution)", "solution"),
+    ])
+
+
+def test_marking_two_exercises_is_idempotent_and_names_them_for_the_notebook():
+    nb = _two_exercises()
+    assert make_student.mark_exercises(nb, "21")
+    assert "solution" in _tags(nb.cells[6]), "the ## Solution heading must leave with the solution"
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata]
+    assert ids == ["21-solution-why", "21-solution-code", "21-solution-why-2", "21-solution-code-2"]
+    assert all(c.metadata["jupyter"]["source_hidden"] for c in nb.cells[7:])
+    sources = [c.source for c in nb.cells]
+    assert not make_student.mark_exercises(nb, "21"), "a second run changed something"
+    assert [c.source for c in nb.cells] == sources
+
+
+def test_course_form_of_two_exercises():
+    nb = _two_exercises()
+    make_student.mark_exercises(nb, "21")
+    exercises = make_student.find_exercises(nb)
+    assert [(e.answer, e.check, e.checker, e.names, e.solution_names) for e in exercises] == \
+        [(1, 2, "check_f", ["f"], ["f_solution"]), (4, 5, "check_a", ["a"], ["a_solution"])]
+    course = make_student.release(make_student.course_notebook(nb, "21"))
+    assert [c.source for c in course.cells] == [
+        "## Exercise 1", "def f(x):\n    return None",
+        "verdict = check_f(f)\nassert verdict, verdict.message\nverdict",
+        "## Exercise 2", "a = None   # your answer",
+        "# the check\nverdict = check_a(a)\nassert verdict, verdict.message\nverdict"]
+    graded = [c.metadata["nbgrader"] for c in course.cells if "nbgrader" in c.metadata]
+    assert [(g["grade_id"], g["points"], g["locked"]) for g in graded] == [("21-check", 1, True), ("21-check-2", 1, True)]
+    assert make_student.right_answer(nb, exercises[0], nb.cells[8].source) == \
+        "def f(x):\n    return None\n\ndef f_solution(x):\n    return 2 * x\n\nf = f_solution"

@@ -114,6 +114,19 @@ def test_04_my_grad():
     assert _not_yet(ex.check_my_grad(lambda root, leaves: None))
 
 
+def test_04_a_leaf_the_engine_never_reached_is_named_as_such():
+    def stops_early(root, leaves):         # runs only the root's node: no leaf is ever reached
+        return [None for _ in leaves]
+    verdict = ex.check_my_grad(stops_early)
+    assert _not_yet(verdict) and "leaf 0 got no gradient" in verdict.message
+    assert "never reached" in verdict.message and "AccumulateGrad" in verdict.message
+
+
+def test_04_method_hint_runs_a_node_as_the_notebook_does():
+    method = ex.check_my_grad(lambda root, leaves: None, hint=2).message
+    assert "run(node, grad)" in method and "call node(grad)" not in method
+
+
 def test_04_random_graphs_same_in_both_libraries():
     for seed in range(5):
         root, leaves = ex.random_graph(tg, seed)
@@ -378,3 +391,27 @@ def test_17_linear_backward_is_torchs():
     (A @ W + b).backward(d_out)
     for mine, torchs in zip(ex.linear_backward(d_out, A.detach(), W.detach()), (A.grad, W.grad, b.grad)):
         assert mine.shape == torchs.shape and torch.allclose(mine, torchs)
+
+
+def _pack_half(t):
+    return t.dtype, t.detach().half()
+
+
+def test_15_half_hooks():
+    assert ex.check_half_hooks(_pack_half, lambda packed: packed[1].to(packed[0]))
+    assert _not_yet(ex.check_half_hooks(lambda t: t, lambda packed: packed))          # nothing kept smaller
+    assert _not_yet(ex.check_half_hooks(_raise, _raise))
+
+
+def test_15_half_hooks_unpack_must_give_back_the_stored_dtype():
+    # .float() gives float32 whatever was saved: right on a float32 network, wrong on a float64 one
+    verdict = ex.check_half_hooks(_pack_half, lambda packed: packed[1].float())
+    assert _not_yet(verdict) and "torch.float64" in verdict.message
+    verdict = ex.check_half_hooks(lambda t: t.detach().half(), lambda packed: packed.float())
+    assert _not_yet(verdict)
+
+
+def test_17_hint_lines_fit_a_notebook_output():
+    # JupyterLab wraps a long output line wherever it runs out of room, mid-word
+    message = ex.check_backprop(lambda *problem: {}).message
+    assert all(len(line) <= 100 for line in message.splitlines() if not line.startswith("gradient")), message

@@ -339,7 +339,6 @@ def test_random_split_and_a_plain_dataset_match_torch():
     same(program)
 
 
-@pytest.mark.needs_boundary
 def test_parameter_of_a_variable_trains_inside_teachgrads_graph():
     """Needs the torch-leaf mechanism (branch `boundary`): a torch Parameter entering a teachgrad op is a leaf."""
     def program(lib):
@@ -355,7 +354,6 @@ def test_parameter_of_a_variable_trains_inside_teachgrads_graph():
     close_twins(program)
 
 
-@pytest.mark.needs_boundary
 def test_torch_modules_train_on_variables_with_tg_optim():
     """Needs `boundary`: nn.Linear's parameters are leaves of teachgrad's graph when the input is a Variable."""
     def program(lib):

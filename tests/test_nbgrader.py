@@ -1,0 +1,154 @@
+"""The series graded by real nbgrader, as an instructor would: full marks for right answers, fewer for wrong.
+
+nbgrader (0.9.x) runs from its own virtual environment, build/nbgrader-venv (git-ignored; made from
+PyPI on the first run and kept, so later runs start at once): its pins never meet JupyterLab's in
+.venv. The notebooks run on a kernel named `python3` that is this interpreter (.venv, with teachgrad
+and torch), found through a kernelspec in a temporary JUPYTER_PATH.
+
+For a few notebooks: `scripts/make_student.py` writes the course; `nbgrader generate_assignment`
+releases it (and what it releases is `make student`'s student edition); a right submission (the
+stub completed with the instructor's solution) and a wrong one (the stub as released) are autograded
+and validated. Set TEACHGRAD_NBGRADER_ALL=1 to grade every notebook of the series (slow).
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+NBGRADER_PIN = "nbgrader==0.9.6"
+VENV = ROOT / "build" / "nbgrader-venv"
+GRADED = ["00_why_autograd", "15_memory", "16_devices"]
+if os.environ.get("TEACHGRAD_NBGRADER_ALL"):
+    GRADED = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+spec = importlib.util.spec_from_file_location("make_student", ROOT / "scripts" / "make_student.py")
+make_student = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(make_student)
+
+pytestmark = pytest.mark.notebooks
+
+
+def nbgrader_venv() -> Path:
+    """build/nbgrader-venv with nbgrader installed; made once, then reused (its stamp names the pin)."""
+    stamp = VENV / ".installed"
+    if not (stamp.exists() and stamp.read_text() == NBGRADER_PIN):
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV)], check=True)
+        result = subprocess.run([str(VENV / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+                                 NBGRADER_PIN], capture_output=True, text=True)
+        assert result.returncode == 0, f"could not install {NBGRADER_PIN} into {VENV}:\n{result.stderr[-3000:]}"
+        stamp.write_text(NBGRADER_PIN)
+    return VENV
+
+
+def _tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Run nbgrader on a course of GRADED; return the folders, scores and validate's reports."""
+    venv = nbgrader_venv()
+    tmp = tmp_path_factory.mktemp("nbgrader")
+    kernel = tmp / "jupyter" / "kernels" / "python3"
+    kernel.mkdir(parents=True)
+    (kernel / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (teachgrad)", "language": "python"}))
+    env = {**os.environ, "JUPYTER_PATH": str(tmp / "jupyter"), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+           "JUPYTER_DATA_DIR": str(tmp / "data"), "OMP_NUM_THREADS": "1",
+           "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    course = tmp / "course"
+    make_student.write_course(NOTEBOOKS, course, GRADED)
+
+    def nbgrader(*args):
+        result = subprocess.run([str(venv / "bin" / "nbgrader"), *args], cwd=course, env=env,
+                                capture_output=True, text=True, timeout=1200)
+        return result
+
+    done = nbgrader("generate_assignment", make_student.ASSIGNMENT, "--force")
+    assert done.returncode == 0, done.stdout + done.stderr
+    release = course / "release" / make_student.ASSIGNMENT
+    for who in ("right", "wrong"):
+        folder = course / "submitted" / who / make_student.ASSIGNMENT
+        folder.mkdir(parents=True)
+        for name in GRADED:
+            nb = nbformat.read(release / f"{name}.ipynb", as_version=4)
+            if who == "right":
+                source = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+                for exercise in make_student.find_exercises(source):
+                    answer = source.cells[exercise.answer]
+                    cell = next(c for c in nb.cells if c.source == answer.source)
+                    cell.source = make_student.right_answer(source, exercise, source.cells[exercise.solution].source)
+            nbformat.write(nb, folder / f"{name}.ipynb")
+    done = nbgrader("autograde", make_student.ASSIGNMENT, "--create", "--force")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = subprocess.run([str(venv / "bin" / "python"), "-c", SCORES], cwd=course, env=env,
+                            capture_output=True, text=True, check=True)
+    scores = json.loads(report.stdout)
+    validated = {}
+    for who in ("right", "wrong"):
+        for name in GRADED:
+            done = nbgrader("validate", str(course / "submitted" / who / make_student.ASSIGNMENT / f"{name}.ipynb"))
+            validated[who, name] = done.stdout + done.stderr
+    print(json.dumps(scores, indent=1))
+    return course, scores, validated
+
+
+SCORES = """
+import json
+from nbgrader.api import Gradebook
+scores = {}
+with Gradebook("sqlite:///gradebook.db") as gb:
+    for submission in gb.assignment_submissions("teachgrad"):
+        for nb in submission.notebooks:
+            scores[submission.student_id + "/" + nb.name] = [nb.score, nb.max_score]
+print(json.dumps(scores))
+"""
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_right_answers_get_full_marks_and_wrong_ones_fewer(graded, name):
+    _, scores, _ = graded
+    right, most = scores[f"right/{name}"]
+    wrong, _ = scores[f"wrong/{name}"]
+    exercises = len(make_student.find_exercises(nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)))
+    assert most == exercises * make_student.POINTS > 0, f"{name}: maximum score {most}"
+    assert right == most, f"{name}: a right submission scored {right}/{most}"
+    assert wrong < most, f"{name}: a wrong submission scored {wrong}/{most}"
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_validate_passes_right_answers_and_fails_wrong_ones(graded, name):
+    _, _, validated = graded
+    assert "Success! Your notebook passes all the tests." in validated["right", name], validated["right", name]
+    assert "VALIDATION FAILED ON" in validated["wrong", name], validated["wrong", name]
+    assert "not yet:" in validated["wrong", name], "the failure does not show the checker's verdict and hint"
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_make_student_gives_what_nbgrader_releases(graded, name, tmp_path):
+    course, _, _ = graded
+    theirs = nbformat.read(course / "release" / make_student.ASSIGNMENT / f"{name}.ipynb", as_version=4)
+    ours = make_student.release(nbformat.read(course / "source" / make_student.ASSIGNMENT / f"{name}.ipynb",
+                                              as_version=4))
+
+    def seen(nb):
+        out = []
+        for cell in nb.cells:
+            meta = {k: v for k, v in cell.metadata.items() if k != "nbgrader"}
+            grader = {k: v for k, v in cell.metadata.get("nbgrader", {}).items() if k != "checksum"}
+            out.append((cell.cell_type, cell.source, json.dumps(meta, sort_keys=True), json.dumps(grader, sort_keys=True),
+                        json.dumps(cell.get("outputs", [])), cell.get("execution_count")))
+        return out
+
+    assert seen(ours) == seen(theirs)
+    places = [c for c in theirs.cells if "YOUR CODE HERE" in c.source or c.metadata.get("nbgrader", {}).get("solution")]
+    assert not places, f"{name}: a second place to answer in the release"
+    assert not [c for c in theirs.cells if "solution" in _tags(c)], f"{name}: solution cells released"
