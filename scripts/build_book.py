@@ -415,8 +415,7 @@ def write_downloads(entries, out: Path):
     (out / "notebooks" / "student").mkdir(parents=True, exist_ok=True)
     for e in entries:
         shutil.copyfile(e["path"], out / "notebooks" / f"{e['name']}.ipynb")
-        nbformat.write(make_student.student(nbformat.read(e["path"], as_version=4)),
-                       out / "notebooks" / "student" / f"{e['name']}.ipynb")
+        nbformat.write(make_student.student_edition(e["path"]), out / "notebooks" / "student" / f"{e['name']}.ipynb")
 
 
 def _script(name):

@@ -234,6 +234,11 @@ def write_course(source: Path, course: Path, names: list[str] | None = None) -> 
     return written
 
 
+def student_edition(path: Path):
+    """One notebook's student edition, as `make student` writes it: the release of its course notebook."""
+    return release(course_notebook(nbformat.read(path, as_version=4), number(Path(path))))
+
+
 def main(source=ROOT / "notebooks", out=ROOT / "build" / "student", course=ROOT / "build" / "course"):
     source, out = Path(source), Path(out)
     out.mkdir(parents=True, exist_ok=True)
