@@ -103,10 +103,13 @@ def fixture_notebook():
         {"cell_type": "markdown", "id": "m1", "metadata": {}, "source": FIXTURE_MATHS},
         _cell("tg.viz.draw(t, names=locals())", [_result(graph, 1)], count=1),
         _cell("tg.viz.backward_steps(t, names=locals())", [_result(steps, 2)], count=2),
+        # an exercise in the series' form (docs/notebook-conventions.md): a stub, its check, the solution at the end
+        _cell("def answer():\n    return None  # your code here", count=6),
+        _cell("check_answer(answer)", tags=["check"], count=7),
         {"cell_type": "markdown", "id": "m2", "metadata": {"tags": ["solution"]},
          "source": "## Solution\n\nTry it first; the code is in the collapsed cell below (click the bar to its left)."},
         _cell("def answer():\n    ### BEGIN SOLUTION\n    answer_is_forty_two = 42\n    ### END SOLUTION\n"
-              "    return 42", tags=["solution"], count=3),
+              "    return 42\n\ncheck_answer(answer)", tags=["solution"], count=3),
         _cell("tg.tensor(1.0).backward()", [error], tags=["raises-exception"], count=4),
         _cell(FIXTURE_PLOT, [plot], count=5),
     ]
