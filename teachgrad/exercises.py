@@ -306,6 +306,30 @@ class _CountCalls:
         tg.function.Node.__call__ = self.original
 
 
+def _graph_and_grads(make):
+    """A test graph built by make(lib), its leaves, and tg.grad's gradients (checked against torch's)."""
+    root, leaves = make(tg)
+    expected = tg.grad(root, leaves, retain_graph=True)
+    root_t, leaves_t = make(torch)
+    expected_t = torch.autograd.grad(root_t, leaves_t)
+    for e, e_t in zip(expected, expected_t):
+        assert torch.allclose(e.data, e_t), "teachgrad and torch differ"
+    return root, leaves, expected
+
+
+def _leaf_grads_problem(got: Any, expected, fn_name: str, if_none: str) -> str | None:
+    """What is wrong with a learner's engine's gradients, one per leaf, or None when they are tg.grad's."""
+    if got is None or not isinstance(got, (list, tuple)) or len(got) != len(expected):
+        return f"{fn_name} should return one gradient per leaf ({len(expected)}), in the leaves' order"
+    for k, (g, e) in enumerate(zip(got, expected)):
+        if g is None:
+            return f"{fn_name} gave no gradient for leaf {k} (None): {if_none}"
+        g = _tensor(g)
+        if g is None or g.shape != e.shape or not torch.allclose(g, e.data, atol=1e-10):
+            return f"the gradient of leaf {k} differs from tg.grad's and torch's"
+    return None
+
+
 def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
     """my_grad(root, leaves) -> one gradient per leaf, as tg.grad gives; each node run once."""
     hints = ("a node may run only when every gradient bound for it has arrived: count, before running anything, "
@@ -319,28 +343,15 @@ def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
     cases = [("the diamond chain of depth 3", lambda lib: diamond_chain(lib, 3))]
     cases += [(f"random graph {seed}", lambda lib, seed=seed: random_graph(lib, seed)) for seed in range(8)]
     for name, make in cases:
-        root, leaves = make(tg)
-        expected = tg.grad(root, leaves, retain_graph=True)
-        root_t, leaves_t = make(torch)
-        expected_t = torch.autograd.grad(root_t, leaves_t)
-        for e, e_t in zip(expected, expected_t):
-            assert torch.allclose(e.data, e_t), "teachgrad and torch differ"
+        root, leaves, expected = _graph_and_grads(make)
         try:
             with _CountCalls() as counter:
                 got = my_grad(root, leaves)
         except Exception as error:
             return _not_yet(f"on {name}, " + _raised("my_grad", error), hints, hint, call)
-        if got is None or not isinstance(got, (list, tuple)) or len(got) != len(leaves):
-            return _not_yet(f"on {name}, return one gradient per leaf ({len(leaves)}), in the leaves' order",
-                            hints, hint, call)
-        for k, (g, e) in enumerate(zip(got, expected)):
-            if g is None:
-                return _not_yet(f"on {name}, leaf {k} got no gradient (None): your engine never reached its "
-                                "AccumulateGrad node", hints, hint, call)
-            g = _tensor(g)
-            if g is None or g.shape != e.shape or not torch.allclose(g, e.data, atol=1e-10):
-                return _not_yet(f"on {name}, the gradient of leaf {k} differs from tg.grad's and torch's",
-                                hints, hint, call)
+        problem = _leaf_grads_problem(got, expected, "my_grad", "your engine never reached its AccumulateGrad node")
+        if problem:
+            return _not_yet(f"on {name}, {problem}", hints, hint, call)
         twice = [n for n, c in counter.calls.items() if c > 1]
         if twice:
             return _not_yet(f"on {name}, the numbers are right but {twice[0].name()} ran "
@@ -1084,12 +1095,7 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
     cases += [(f"random graph {seed}", lambda lib, seed=seed: random_graph(lib, seed)) for seed in range(8)]
     cases += [(f"a chain {DEEP} nodes deep", lambda lib: deep_chain(lib, DEEP))]
     for name, make in cases:
-        root, leaves = make(tg)
-        expected = tg.grad(root, leaves, retain_graph=True)
-        root_t, leaves_t = make(torch)
-        expected_t = torch.autograd.grad(root_t, leaves_t)
-        for e, e_t in zip(expected, expected_t):
-            assert torch.allclose(e.data, e_t), "teachgrad and torch differ"
+        root, leaves, expected = _graph_and_grads(make)
         try:
             order = topological_order(root)
         except RecursionError:
@@ -1110,17 +1116,9 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
             return _not_yet(f"on {name}, topo_grad went past Python's recursion limit", hints, hint, call)
         except Exception as error:
             return _not_yet(f"on {name}, " + _raised("topo_grad", error), hints, hint, call)
-        if got is None or not isinstance(got, (list, tuple)) or len(got) != len(leaves):
-            return _not_yet(f"on {name}, topo_grad should return one gradient per leaf ({len(leaves)}), in the "
-                            "leaves' order", hints, hint, call)
-        for k, (g, e) in enumerate(zip(got, expected)):
-            if g is None:
-                return _not_yet(f"on {name}, topo_grad gave no gradient for leaf {k}: did its AccumulateGrad "
-                                "node get its sum?", hints, hint, call)
-            g = _tensor(g)
-            if g is None or g.shape != e.shape or not torch.allclose(g, e.data, atol=1e-10):
-                return _not_yet(f"on {name}, the gradient of leaf {k} differs from tg.grad's and torch's",
-                                hints, hint, call)
+        problem = _leaf_grads_problem(got, expected, "topo_grad", "did its AccumulateGrad node get its sum?")
+        if problem:
+            return _not_yet(f"on {name}, {problem}", hints, hint, call)
         twice = [n for n, c in counter.calls.items() if c > 1]
         if twice:
             return _not_yet(f"on {name}, the numbers are right but {twice[0].name()} ran "

@@ -258,7 +258,7 @@ class BackwardNode(Node):
             raise RuntimeError(FREED_MESSAGE)
         # Variables for a user's backward (as torch hands it tensors), higher-order passes and tangents;
         # the built-in ops compute a first-order backward on the plain tensors
-        as_variable = self._forward_cls.check_gradients or _grad_enabled() or forward_ad._current_level >= 0
+        as_variable = self._forward_cls.check_gradients or grad_mode.is_grad_enabled() or forward_ad._current_level >= 0
         return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
     def _saved_tensor(self, index):
@@ -416,7 +416,7 @@ class Function:
         if kwargs or cls._has_setup_context:
             args = _bind_arguments(cls, args, kwargs)
         ctx = cls._backward_cls()
-        grad_on = _grad_enabled() and not _inference_enabled()   # (grad mode may be on inside inference mode)
+        grad_on = grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled()   # (grad mode may be on inside inference mode)
         args, raw, next_nodes, input_nrs, slots, metas = _read_inputs(cls, ctx, args, grad_on)
         requires_grad = True in ctx.needs_input_grad
 
@@ -494,7 +494,7 @@ def _read_inputs(cls, ctx, args, grad_on):
             if skipped and i in skipped:   # an index, a condition, a weight: never differentiated
                 arg = arg.detach()
             else:
-                arg = torch_leaf(arg)
+                arg = torch_leaves.leaf(arg)
             replaced = list(args) if replaced is None else replaced
             replaced[i] = arg
         if isinstance(arg, Variable) and not (skipped and i in skipped):
@@ -788,6 +788,3 @@ def once_differentiable(backward):
 
 
 Variable = None  # set by teachgrad.variable, which builds on this module
-torch_leaf = None  # likewise: the Variable that stands for a torch tensor requiring grad
-_grad_enabled = grad_mode.is_grad_enabled
-_inference_enabled = torch.is_inference_mode_enabled

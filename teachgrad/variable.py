@@ -1137,6 +1137,5 @@ class TorchLeaf(Variable):
 
 
 function.Variable = Variable
-function.torch_leaf = torch_leaves.leaf
 torch_leaves.TorchLeaf = TorchLeaf
 torch.serialization.add_safe_globals([_rebuild_variable])
