@@ -39,10 +39,16 @@ $(AXE):
 # The tests and notebooks use tiny tensors: one thread each avoids thread contention on small machines.
 test test-unit test-notebooks test-cpu-paths notebooks: export OMP_NUM_THREADS = 1
 
-NBVAL := $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider -q
+# pytest-xdist spreads the tests over one worker per core (at most 4); a test file stays on one worker, so a
+# module's fixture (the book's build, nbgrader's course, JupyterLab's server) is made once. WORKERS=0 runs
+# everything in this one process.
+WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
+PARALLEL = $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
+PYTEST := $(PY) -m pytest -p no:cacheprovider -q
+NBVAL = $(PYTEST) $(PARALLEL) --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 test: setup setup-browser setup-axe
-	$(PY) -m pytest tests -q -p no:cacheprovider
+	$(PYTEST) $(PARALLEL) tests
 	$(NBVAL) notebooks
 	$(MAKE) --no-print-directory test-cpu-paths
 
@@ -64,7 +70,7 @@ test-cpu-paths: setup
 test-notebooks: setup
 	$(NBVAL) notebooks
 	$(MAKE) --no-print-directory test-cpu-paths
-	$(PY) -m pytest tests -q -p no:cacheprovider -m notebooks
+	$(PYTEST) $(PARALLEL) tests -m notebooks
 
 # Re-execute every notebook and store the outputs (after changing teachgrad or a notebook).
 notebooks: setup
@@ -74,7 +80,7 @@ bench: setup
 	$(PY) benchmarks/bench.py
 
 test-unit: setup
-	$(PY) -m pytest tests -q -p no:cacheprovider -m "not browser and not notebooks"
+	$(PYTEST) $(PARALLEL) tests -m "not browser and not notebooks"
 
 # The series as a static site in build/book/ (open build/book/index.html), from the stored outputs:
 # nothing is re-run, so run `make notebooks` first after changing teachgrad or a notebook.

@@ -71,28 +71,15 @@ def notebook_runner(request, chromium_context, lab_server):
     runner.close()
 
 
-_timings: list[lab_harness.Report] = []
-_clock: dict[str, float] = {}
-
-
 @pytest.fixture
-def record_report():
+def record_report(record_property):
+    """Hands a notebook's Report to the summary at the end of the run (tests/conftest.py prints it): as a
+    user property of the test's report, which reaches the main process under pytest-xdist too."""
     def record(report):
-        _timings.append(report)
-        _clock["end"] = time.monotonic()
+        record_property("browser_report", {
+            "notebook": report.notebook, "ok": report.ok, "timings": report.timings, "notes": report.notes,
+            "lab_started": _clock["start"], "ended": time.monotonic()})
     return record
 
 
-def pytest_terminal_summary(terminalreporter):
-    if not _timings:
-        return
-    tr = terminalreporter
-    tr.section("browser: seconds per notebook (open page / idle kernel / Run All / checks / total)")
-    for r in _timings:
-        t = r.timings
-        cols = " ".join(f"{t.get(k, float('nan')):6.1f}" for k in ("open", "kernel", "run", "check", "total"))
-        tr.write_line(f"{cols}  {r.notebook}{'' if r.ok else '  FAILED'}")
-        for note in r.notes:
-            tr.write_line(f"        {note}")
-    tr.write_line(f"{_clock['end'] - _clock['start']:6.1f}  wall, from starting JupyterLab to the last "
-                  f"notebook ({len(_timings)} notebooks; pages run side by side, so totals overlap)")
+_clock: dict[str, float] = {}
