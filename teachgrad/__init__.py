@@ -12,8 +12,14 @@ from torch import (bfloat16, bool, device, double, dtype, float16, float32, floa
 from torch import float as float  # noqa: A001  (torch's name for float32)
 # torch's own objects where no gradient flows: random generators and their state, the cuda namespace
 from torch import Generator, cuda, default_generator, get_rng_state, initial_seed, seed, set_rng_state
+# ... and more of torch's own where no gradient flows: dtypes and layouts, constants, settings, files (a Variable
+# is saved and loaded by torch's rules, see Variable.__reduce_ex__)
+from torch import (backends, cfloat, channels_last, complex64, contiguous_format, e, finfo, get_default_dtype,
+                   get_num_threads, half, iinfo, inf, int8, int16, load, nan, pi, preserve_format, save,
+                   set_default_dtype, set_num_threads, set_printoptions, short, strided, uint8,
+                   use_deterministic_algorithms)
 
-from . import autograd, check, engine, nn, ops, optim, utils
+from . import autograd, check, engine, interop, nn, ops, optim, utils
 from .engine import grad
 from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
                         randint, randn, randn_like, randperm, tensor, zeros, zeros_like)
@@ -23,7 +29,7 @@ from .functional import (abs, add, all, allclose, any, cat, chunk, clamp, cos, d
                          reshape, sigmoid, sin, softmax, split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze,
                          where)
 # issue 22: the new ops (teachgrad/functional_ops.py, teachgrad/nn/functional_layers.py)
-from .functional import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, index_select, log10, log1p, log2,
+from .functional import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10, log1p, log2,
                          logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, sort,
                          std, tile, topk, tril, triu, var)
 from .nn.functional_layers import conv1d, conv2d, dropout_function as dropout, max_pool2d_function as max_pool2d
@@ -46,4 +52,8 @@ def __getattr__(name):
     if name == "viz":  # imported on first use: it needs the graphviz package
         import importlib
         return importlib.import_module(".viz", __name__)
+    function = interop.module_function(name)   # torch's own ATen function of that name, run as interop says
+    if function is not None:
+        globals()[name] = function
+        return function
     raise AttributeError(f"module 'teachgrad' has no attribute '{name}'")

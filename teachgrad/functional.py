@@ -4,7 +4,7 @@ import torch
 from . import ops, torch_leaves
 from .variable import Variable
 # issue 22: the new ops, with torch's signatures (written in teachgrad/functional_ops.py)
-from .functional_ops import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, index_select, log10,  # noqa: F401
+from .functional_ops import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10,  # noqa: F401
                              log1p, log2, logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter,
                              scatter_add, sort, std, tile, topk, tril, triu, var)
 

@@ -64,6 +64,12 @@ def logsumexp(input, dim, keepdim: bool = False, *, keepdims: Optional[bool] = N
     return ops.Logsumexp.apply(input, dim, keepdim_alias(keepdim, keepdims, "logsumexp"))
 
 
+def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):
+    """torch.histogram: (hist, bin_edges), as torch.return_types.histogram. No derivative, as in torch."""
+    hist, bin_edges = ops.Histogram.apply(input, bins, range, weight, density)
+    return torch.return_types.histogram((hist, bin_edges))
+
+
 # --- element-wise -------------------------------------------------------------------------------
 
 def log10(input):

@@ -40,6 +40,36 @@ def add_tensor_methods(cls):
         setattr(cls, name, _tensor_method(method))
 
 
+def module_function(name):
+    """`tg.<name>` for a name teachgrad does not define but torch does, as one of its ATen functions
+    (torch.argsort, torch.bincount, torch.isclose, torch.logspace, ...): torch's function run through `handle`.
+
+    So it gives torch's result where no gradient is lost (indices, masks, counts, anything under no_grad),
+    and the TypeError naming the function where it would compute, from inputs that require grad, a
+    floating-point result teachgrad cannot record. Its tensors come back as Variables; `requires_grad=True`
+    (a factory's) makes the result a leaf that requires grad. Other torch names (torch.save, torch.compile,
+    modules, classes) stay an AttributeError: run on the data they would silently drop the Variables.
+    Returns None when `name` is not such a function.
+    """
+    func = getattr(torch._C._VariableFunctions, name, None)
+    if name.startswith("_") or func is None or not callable(func):
+        return None
+
+    def call(*args, **kwargs):
+        from .variable import Variable
+        requires_grad = kwargs.pop("requires_grad", False)
+        result = handle(func, args, kwargs)
+        if requires_grad:
+            if not (isinstance(result, Variable) and (result.is_floating_point() or result.is_complex())):
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+            result.requires_grad_(True)
+        return result
+    call.__name__ = call.__qualname__ = name
+    call.runs_torchs = True
+    call.__doc__ = f"torch.{name} (see teachgrad.interop.module_function: recorded only where teachgrad has the op)."
+    return call
+
+
 def _tensor_method(method):
     def call(self, *args, **kwargs):
         return handle(method, (self, *args), kwargs)
@@ -115,7 +145,8 @@ def _teachgrad_version(func, Variable):
         return (None if getattr(method, "runs_torchs", False) else method), True   # not one add_tensor_methods gave
     if _is_functional(func):
         return getattr(nn.functional, name, None), False
-    return getattr(teachgrad, name, None), False
+    op = getattr(teachgrad, name, None)
+    return (None if getattr(op, "runs_torchs", False) else op), False   # not module_function's stand-in
 
 
 def _any_requires_grad(value, Variable):

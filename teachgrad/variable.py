@@ -998,6 +998,7 @@ class Variable:
     var = functional_ops.var
     std = functional_ops.std
     logsumexp = functional_ops.logsumexp
+    histogram = functional_ops.histogram
     log10 = functional_ops.log10
     log2 = functional_ops.log2
     log1p = functional_ops.log1p

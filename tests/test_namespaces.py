@@ -500,3 +500,55 @@ def test_generator_state_pickles_as_torchs():
     g = tg.Generator().manual_seed(3)
     state = pickle.loads(pickle.dumps(g.get_state()))
     assert torch.equal(state, torch.Generator().manual_seed(3).get_state())
+
+
+# --- torch.histogram, and torch's other ATen functions (makemore part 3 draws histograms of activations) -----
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.histogram(x * 2, density=True),
+    lambda lib, x: lib.histogram(x, bins=4, range=(-1.0, 1.0)),
+    lambda lib, x: x.histogram(3),
+    lambda lib, x: lib.histogram(x, lib.tensor([-3.0, 0.0, 3.0])),
+    lambda lib, x: [(t.requires_grad, _name(t)) for t in lib.histogram(x * 2, 5)],
+    lambda lib, x: lib.histogram(x, 5).bin_edges,
+    lambda lib, x: lib.histogram(x, 3).hist.sum().backward(),          # torch's RuntimeError: no derivative
+    lambda lib, x: lib.histogram(x.detach(), 3).hist.requires_grad,
+])
+def test_histogram_matches_torch_and_has_no_derivative(call):
+    def program(lib):
+        x = lib.linspace(-2.0, 2.0, 17).reshape(1, 17).requires_grad_()
+        return call(lib, x[0])
+    same(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.argsort(x, 1), lambda lib, x: lib.isclose(x, x * 1.0000001).all(),
+    lambda lib, x: lib.bincount(lib.tensor([0, 2, 2, 5])), lambda lib, x: lib.count_nonzero(x > 0),
+    lambda lib, x: lib.searchsorted(lib.tensor([0.0, 1.0]), x), lambda lib, x: lib.numel(x),
+    lambda lib, x: lib.logspace(0.0, 2.0, 3), lambda lib, x: lib.logspace(0.0, 2.0, 3, requires_grad=True).requires_grad,
+    lambda lib, x: lib.logspace(0, 2, 3, dtype=lib.int64, requires_grad=True),   # refused as torch refuses it
+])
+def test_torchs_other_functions_answer_as_torchs_where_no_gradient_is_lost(call):
+    def program(lib):
+        x = lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, 3.0]], requires_grad=True)
+        return call(lib, x)
+    same(program)
+
+
+def test_a_torch_function_teachgrad_cannot_record_is_refused_by_name_and_runs_under_no_grad():
+    x = tg.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, 3.0]], requires_grad=True)
+    with pytest.raises(TypeError, match="torch.cumulative_trapezoid was called with a teachgrad Variable that requires grad"):
+        tg.cumulative_trapezoid(x)
+    with tg.no_grad():
+        assert torch.equal(tg.cumulative_trapezoid(x).data, torch.cumulative_trapezoid(x.data))
+    with pytest.raises(AttributeError, match="module 'teachgrad' has no attribute 'compile'"):
+        tg.compile   # not one of torch's ATen functions: run on the data it would drop the Variables
+
+
+def test_torchs_constants_dtypes_settings_and_files_are_torchs(tmp_path):
+    for name in ("inf", "nan", "pi", "e", "half", "uint8", "finfo", "get_default_dtype", "set_printoptions", "backends"):
+        assert getattr(tg, name) is getattr(torch, name)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    tg.save({"x": x}, tmp_path / "x.pt")
+    back = tg.load(tmp_path / "x.pt")["x"]
+    assert type(back) is tg.Variable and back.requires_grad and torch.equal(back.data, x.data)

@@ -18,5 +18,5 @@ from .indexing import Embedding, Gather, IndexSelect, MaskedSelect, Scatter, Sca
 from .layers import AvgPool2d, Convolution, MaxPool2d, NativeBatchNorm, NativeDropout, NativeLayerNorm
 from .layout import ConstantPadNd, Flip, Repeat, Roll, Tril, Triu
 from .scan import Cumprod, Cumsum, Sort, SortStable, Topk
-from .statistics import Logsumexp, Std, Var
+from .statistics import Histogram, Logsumexp, Std, Var
 from .unary import Expm1, Log10, Log1p, Log2, Rsqrt

@@ -1,4 +1,5 @@
-"""Variance, standard deviation and logsumexp: reductions whose gradient depends on every element.
+"""Variance, standard deviation and logsumexp: reductions whose gradient depends on every element;
+and histogram, which torch gives no derivative.
 
 Formulas from torch's tools/autograd/derivatives.yaml (var_backward, std_backward, logsumexp_backward
 in torch/csrc/autograd/FunctionsManual.cpp).
@@ -122,3 +123,25 @@ class Logsumexp(Function):
     def jvp(ctx, ta, *_):
         a, result = ctx._primals[0], _restore_dims(ctx._result, ctx.dims, ctx._primals[0].dim(), ctx.keepdim)
         return (ta * (a - result).exp()).sum(ctx.dims, keepdim=ctx.keepdim)
+
+
+class Histogram(Function):
+    """torch.histogram: the count (or density) in each bin, and the bins' edges.
+
+    torch has no derivative for it, yet its outputs require grad when the input does: they hang off a
+    node named NotImplemented whose backward raises. teachgrad records the same.
+    """
+
+    node_name = "NotImplemented"
+    qualified_name = "torch::autograd::NotImplemented"
+    check_gradients = False
+
+    @staticmethod
+    def forward(ctx, a, bins, range, weight, density):
+        given_range = {} if range is None else {"range": range}   # torch takes none with bins as a tensor
+        hist, bin_edges = torch.histogram(a, bins, **given_range, weight=weight, density=density)
+        return hist, bin_edges
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("derivative for aten::histogram is not implemented")
