@@ -82,7 +82,7 @@ class Node:
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{type(self).__name__}>"
+        return f"<{type(self).__name__} object at {id(self):#x}>"   # as torch prints its nodes
 
     def __call__(self, *grad_outputs):
         """`node(grad)` runs the node's backward, as in torch: one gradient per output of the node."""

@@ -1,5 +1,6 @@
 """The engine and Variable rules, each compared with torch: accumulation, retain_graph, hooks,
 inputs=, tg.grad, create_graph, in-place rules, version checks, grad modes and errors."""
+import re
 import threading
 
 import pytest
@@ -388,11 +389,15 @@ def test_data_is_the_same_tensor_object():
     assert v.data is t and v.data is v.data
 
 
-def test_repr_has_no_address():
+def test_a_variables_repr_has_no_address_and_a_nodes_has_one_as_torchs():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     assert repr(x) == "Variable([1., 2.], requires_grad=True)"
     assert repr((x * 2).sum()) == "Variable(6., grad_fn=<SumBackward0>)"
-    assert repr((x * 2).grad_fn) == "<MulBackward0>"
+    node, t = (x * 2).grad_fn, torch.tensor([1.0, 2.0], requires_grad=True)
+    address = re.compile(r" at 0x[0-9a-f]+>$")
+    assert address.sub(">", repr(node)) == address.sub(">", repr((t * 2).grad_fn)) == "<MulBackward0 object>"
+    assert repr(node) == f"<MulBackward0 object at {id(node):#x}>"
+    assert address.sub(">", repr(node.next_functions[0][0])) == "<AccumulateGrad object>"
     assert repr(tg.ones(2, 2)) == "Variable([[1., 1.],\n          [1., 1.]])"
 
 
