@@ -317,7 +317,8 @@ def load_programs(config: dict, mirror: Path) -> list[Program]:
                           source=f"{entry['repo']}@{entry['commit'][:12]}:{entry['path']}",
                           skip=entry.get("skip"), timeout=entry.get("timeout", 300),
                           rtol=entry.get("rtol", 1e-4), atol=entry.get("atol", 1e-6),
-                          unordered=tuple(entry.get("unordered", ())))
+                          unordered=tuple(entry.get("unordered", ())),
+                          stop_on_error=entry.get("stop_on_error", True))
         programs.append(program)
         try:
             snapshot = Snapshot(mirror, entry["repo"], entry["commit"])
@@ -677,7 +678,7 @@ def tensor_difference(ours: dict, theirs: dict, rtol: float, atol: float) -> str
             a, b = ([a] if isinstance(a, float) else a), ([b] if isinstance(b, float) else b)
             scale = 1 if name == "values" else max(1, math.prod(theirs["shape"]) ** 0.5)
             if not same_numbers(a, b, rtol, atol * scale):
-                return f"values differ (beyond rtol={rtol}, atol={atol}): {_first_apart(a, b)}"
+                return f"values differ (beyond rtol={rtol}, atol={atol}): {_first_apart(a, b, rtol, atol * scale)}"
     if (ours["grad"] is None) != (theirs["grad"] is None):
         return f".grad is {'None' if ours['grad'] is None else 'set'} where torch's is {'None' if theirs['grad'] is None else 'set'}"
     if theirs["grad"] is not None:
@@ -687,13 +688,15 @@ def tensor_difference(ours: dict, theirs: dict, rtol: float, atol: float) -> str
     return None
 
 
-def _first_apart(a, b) -> str:
+def _first_apart(a, b, rtol: float, atol: float) -> str:
+    """The first element beyond the tolerance, and how many are."""
     if a is None or b is None or len(a) != len(b):
         return f"{a!r:.80} vs torch's {b!r:.80}"
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y and not (math.isnan(x) and math.isnan(y)):
-            return f"[{i}] {x!r} vs torch's {y!r}"
-    return "?"
+    apart = [i for i, (x, y) in enumerate(zip(a, b)) if not same_numbers([x], [y], rtol, atol)]
+    if not apart:
+        return "?"
+    i = apart[0]
+    return f"[{i}] {a[i]!r} vs torch's {b[i]!r} ({len(apart)} of {len(a)} beyond)"
 
 
 def cell_difference(ours: dict, theirs: dict, rtol: float, atol: float, unordered: bool = False) -> str | None:
