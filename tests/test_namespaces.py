@@ -552,3 +552,12 @@ def test_torchs_constants_dtypes_settings_and_files_are_torchs(tmp_path):
     tg.save({"x": x}, tmp_path / "x.pt")
     back = tg.load(tmp_path / "x.pt")["x"]
     assert type(back) is tg.Variable and back.requires_grad and torch.equal(back.data, x.data)
+
+
+def test_autograd_profiler_is_torchs_and_times_teachgrads_kernels():
+    import teachgrad.autograd.profiler as profiler
+    assert profiler is tg.autograd.profiler is torch.autograd.profiler
+    x = tg.randn(2, 2, requires_grad=True)
+    with tg.autograd.profiler.profile() as prof:
+        (x * x).sum().backward()
+    assert "aten::mul" in {event.key for event in prof.key_averages()}

@@ -1,6 +1,11 @@
 """`tg.autograd` mirrors `torch.autograd`: Function, backward, grad, gradcheck, Variable, grad modes, anomaly
-detection, forward_ad, functional, and the modules `tg.autograd.function` and `tg.autograd.graph`."""
+detection, forward_ad, functional, and the modules `tg.autograd.function` and `tg.autograd.graph`.
+
+`tg.autograd.profiler` is torch's own profiler: no gradient flows through it, and what it times are the torch
+kernels teachgrad's ops call (with record_function ranges as torch's)."""
 import sys
+
+from torch.autograd import profiler
 
 from .. import anomaly_mode, forward_ad, grad_mode
 from .. import autograd_functional as functional
@@ -15,7 +20,8 @@ from .function import Function, once_differentiable
 # `import teachgrad.autograd.forward_ad as fwAD` works, as it does for torch
 sys.modules[__name__ + ".forward_ad"] = forward_ad
 sys.modules[__name__ + ".functional"] = functional
+sys.modules[__name__ + ".profiler"] = profiler
 
 __all__ = ["graph", "Function", "Variable", "function", "backward", "grad", "gradcheck", "gradgradcheck", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly",
-           "grad_mode", "anomaly_mode", "forward_ad", "functional"]
+           "grad_mode", "anomaly_mode", "forward_ad", "functional", "profiler"]
