@@ -85,6 +85,7 @@ class Program:
     unordered: tuple[str, ...] = ()   # cells whose printed text comes in an order Python does not fix (a set of
                                       # objects hashed by id): compared as sorted words
     group: str | None = None     # docstring programs are counted together in the table
+    expected: dict[str, str] = field(default_factory=dict)   # cell -> why it differs by design (said in the verdict)
 
 
 def notebook_cells(text: str) -> list[Cell]:
@@ -318,7 +319,7 @@ def load_programs(config: dict, mirror: Path) -> list[Program]:
                           skip=entry.get("skip"), timeout=entry.get("timeout", 300),
                           rtol=entry.get("rtol", 1e-4), atol=entry.get("atol", 1e-6),
                           unordered=tuple(entry.get("unordered", ())),
-                          stop_on_error=entry.get("stop_on_error", True))
+                          stop_on_error=entry.get("stop_on_error", True), expected=dict(entry.get("expected", {})))
         programs.append(program)
         try:
             snapshot = Snapshot(mirror, entry["repo"], entry["commit"])
@@ -758,13 +759,17 @@ def compare(program: Program, ours: Run, theirs: Run) -> Verdict:
     teachgrad only ends it. FAIL outranks TIMEOUT, which outranks DIFF."""
     seconds = (theirs.seconds, ours.seconds)
     agreeing, differing, first_diff, failure, torch_error, both_raised = 0, 0, None, None, None, 0
+    as_expected = []    # cells the config says differ by design, and do
     for o, t in zip(ours.records, theirs.records):
         where = o["where"]
         if o["error"] and not t["error"]:
             failure = f"{where}: {_error_text(o['error'])}"
             break
         why = cell_difference(o, t, program.rtol, program.atol, where in program.unordered)
-        if why:
+        if why and where in program.expected:
+            as_expected.append(f"{where}: {program.expected[where]}")
+            agreeing += 1
+        elif why:
             differing += 1
             first_diff = first_diff or f"{where}: {why}"
         else:
@@ -797,7 +802,8 @@ def compare(program: Program, ours: Run, theirs: Run) -> Verdict:
     if n_o != n_t:
         return Verdict(program, "DIFF", agreeing, f"teachgrad ran {n_o} cells, torch {n_t}", seconds)
     same_errors = f", {both_raised} of them raising the same error under both" if both_raised else ""
-    return Verdict(program, "PASS", agreeing, f"{agreeing} cells{same_errors}", seconds)
+    by_design = f"; differing by design, as the config says: {'; '.join(as_expected)}" if as_expected else ""
+    return Verdict(program, "PASS", agreeing, f"{agreeing} cells{same_errors}{by_design}", seconds)
 
 
 def _error_text(error: dict) -> str:

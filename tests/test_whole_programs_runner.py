@@ -168,6 +168,23 @@ def test_a_pass_says_how_many_cells_raised_the_same_error_under_both():
     assert (verdict.result, verdict.detail) == ("PASS", "2 cells, 1 of them raising the same error under both")
 
 
+def test_a_difference_the_config_expects_is_said_in_a_pass_and_an_unexpected_one_is_still_a_diff():
+    ours = wp.Run([_record("cell 0", stdout="0.1.0"), _record("cell 1", stdout="a")], False, None, 1)
+    theirs = wp.Run([_record("cell 0", stdout="2.13.0"), _record("cell 1", stdout="a")], False, None, 1)
+    program = _program(2)
+    program.expected = {"cell 0": "prints the library's version"}
+    verdict = wp.compare(program, ours, theirs)
+    assert verdict.result == "PASS" and verdict.cells_agreeing == 2
+    assert verdict.detail == "2 cells; differing by design, as the config says: cell 0: prints the library's version"
+    program.expected = {"cell 1": "prints the library's version"}
+    assert wp.compare(program, ours, theirs).result == "DIFF"
+
+
+def test_a_values_difference_names_the_first_element_beyond_the_tolerance():
+    ours, theirs = _tensor([1.0, 2.0, 3.0, 4.0]), _tensor([1.0 + 1e-9, 2.5, 3.0, 4.5])
+    assert wp.tensor_difference(ours, theirs, 1e-6, 1e-8).endswith("[1] 2.0 vs torch's 2.5 (2 of 4 beyond)")
+
+
 def test_differences_are_counted():
     ours = wp.Run([_record("cell 0", stdout="1"), _record("cell 1", stdout="a")], False, None, 1)
     theirs = wp.Run([_record("cell 0", stdout="2"), _record("cell 1", stdout="b")], False, None, 1)
