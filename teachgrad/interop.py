@@ -37,7 +37,7 @@ def add_tensor_methods(cls):
         if (name.startswith("_") or not callable(method) or hasattr(cls, name)
                 or any(word in name for word in ("grad", "hook", "backward"))):
             continue
-        setattr(cls, name, _tensor_method(method))
+        setattr(cls, name, tensor_method(method))
 
 
 def module_function(name):
@@ -70,7 +70,7 @@ def module_function(name):
     return call
 
 
-def _tensor_method(method):
+def tensor_method(method):
     def call(self, *args, **kwargs):
         return handle(method, (self, *args), kwargs)
     call.__name__ = call.__qualname__ = method.__name__
@@ -83,7 +83,8 @@ def _unrecorded(func, args, kwargs):
     """A call teachgrad cannot record: fine when its result cannot carry a gradient (indices, masks, sizes,
     a new tensor made from scratch), refused when it is a floating-point tensor computed from the inputs."""
     from .variable import Variable
-    if func.__name__.endswith("_") and _is_tensor_method(func):   # in place: refused before it writes
+    name = func.__name__
+    if name.endswith("_") and not name.endswith("__") and _is_tensor_method(func):   # in place: refused before it writes
         raise _refused(func, (args, kwargs), Variable)
     result = func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable))
     if _has_float_tensor(result) and not func.__name__.startswith("new_"):

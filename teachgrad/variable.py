@@ -1028,6 +1028,9 @@ class Variable:
 
 
 interop.add_tensor_methods(Variable)   # logcumsumexp, cummax, ...: torch's, run on the data where nothing is recorded
+# `i % n`, `i // n` on index tensors: torch's, as above (refused, by name, where a gradient would be lost)
+for _name in ("__mod__", "__rmod__", "__floordiv__", "__rfloordiv__"):
+    setattr(Variable, _name, interop.tensor_method(getattr(torch.Tensor, _name)))
 
 
 def _plain(x):

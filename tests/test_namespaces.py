@@ -561,3 +561,18 @@ def test_autograd_profiler_is_torchs_and_times_teachgrads_kernels():
     with tg.autograd.profiler.profile() as prof:
         (x * x).sum().backward()
     assert "aten::mul" in {event.key for event in prof.key_averages()}
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, i, x: i % 4, lambda lib, i, x: i // 2, lambda lib, i, x: 10 % i, lambda lib, i, x: 20 // i,
+    lambda lib, i, x: x.detach() % 1.0,
+])
+def test_remainder_and_floor_division_of_tensors_match_torch(call):
+    def program(lib):
+        return call(lib, lib.tensor([5, 7, 9]), lib.tensor([1.5, 2.5], requires_grad=True))
+    same(program)
+
+
+def test_remainder_of_a_variable_that_requires_grad_is_refused_by_name():
+    with pytest.raises(TypeError, match="Tensor.__mod__ was called with a teachgrad Variable that requires grad"):
+        tg.tensor([1.5, 2.5], requires_grad=True) % 1.0

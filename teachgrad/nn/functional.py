@@ -56,14 +56,14 @@ class BinaryCrossEntropyWithLogits(Function):
     @staticmethod
     def backward(ctx, grad):
         x, t, w, p = ctx.saved_tensors
-        grad = _reduce_grad(grad, ctx.reduction, ctx.count)
         s = x.sigmoid()
         grad_x = grad_t = None
-        if ctx.needs_input_grad[0]:
-            grad_x = (s - t) if p is None else ((1 - t + p * t) * s - p * t)
-            grad_x = grad_x * grad if w is None else grad_x * w * grad
-            grad_x = unbroadcast(grad_x, ctx.shape)
+        if ctx.needs_input_grad[0]:   # in torch's order (the mean's division last), so its bits
+            grad_x = (s - t) * grad if p is None else ((p * t + 1 - t) * s - p * t) * grad
+            grad_x = grad_x if w is None else grad_x * w
+            grad_x = unbroadcast(grad_x / ctx.count if ctx.reduction == "mean" else grad_x, ctx.shape)
         if ctx.needs_input_grad[1]:
+            grad = _reduce_grad(grad, ctx.reduction, ctx.count)
             grad_t = -x if p is None else (1 - s).log() - p * s.log()
             grad_t = grad_t * grad if w is None else grad_t * w * grad
         return grad_x, grad_t, None, None, None
@@ -116,9 +116,11 @@ class BinaryCrossEntropy(Function):
     @staticmethod
     def backward(ctx, grad):
         x, t, w = ctx.saved_tensors
-        grad = _reduce_grad(grad, ctx.reduction, ctx.count)
         grad_x = grad_t = None
-        if ctx.needs_input_grad[0]:
+        if ctx.needs_input_grad[0] and isinstance(grad, torch.Tensor):   # plain tensors: torch's kernel, its bits
+            grad_x = torch.ops.aten.binary_cross_entropy_backward(grad, x, t, w, _REDUCTIONS[ctx.reduction])
+        grad = _reduce_grad(grad, ctx.reduction, ctx.count)
+        if ctx.needs_input_grad[0] and grad_x is None:
             grad_x = grad * (x - t) / ((1 - x) * x).clamp(min=1e-12)
             grad_x = grad_x if w is None else grad_x * w
         if ctx.needs_input_grad[1]:
@@ -213,6 +215,8 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, grad):
         s, = ctx.saved_tensors
+        if isinstance(grad, torch.Tensor):   # plain tensors: torch's own kernel, so the bits are torch's
+            return torch.ops.aten._softmax_backward_data(grad, s, ctx.dim, s.dtype), None
         return s * (grad - (grad * s).sum(ctx.dim, keepdim=True)), None
 
     @staticmethod
@@ -238,6 +242,8 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
+        if isinstance(grad, torch.Tensor):   # plain tensors: torch's own kernel, so the bits are torch's
+            return torch.ops.aten._log_softmax_backward_data(grad, result, ctx.dim, result.dtype), None
         return grad - result.exp() * grad.sum(ctx.dim, keepdim=True), None
 
     @staticmethod

@@ -2,7 +2,8 @@
 
 Each derivative is written once, in `*_derivative(x, ...)`, with operations torch tensors and
 Variables share: backward multiplies it by the gradient (and records a graph under create_graph),
-jvp by the tangent. Formulas from torch's derivatives.yaml and its gelu/silu/softplus/elu/leaky_relu
+jvp by the tangent. A first-order backward on plain tensors calls torch's own backward kernel where
+there is one (`kernel`), so the gradient is torch's to the bit, not only to round-off. Formulas from torch's derivatives.yaml and its gelu/silu/softplus/elu/leaky_relu
 backward kernels.
 """
 import math
@@ -19,6 +20,7 @@ class _Elementwise(Function):
     saved_names = ("self",)
     check_gradients = False
     options = 0   # how many non-tensor arguments follow a
+    kernel = None  # torch's backward kernel, kernel(grad, a, *options), for plain tensors
 
     @classmethod
     def forward(cls, ctx, a, *options):
@@ -29,6 +31,8 @@ class _Elementwise(Function):
     @classmethod
     def backward(cls, ctx, grad):
         a, = ctx.saved_tensors
+        if cls.kernel is not None and isinstance(grad, torch.Tensor):
+            return (cls.kernel(grad, a, *ctx.options),) + (None,) * len(ctx.options)
         return (grad * cls.derivative(a, *ctx.options),) + (None,) * len(ctx.options)
 
     @classmethod
@@ -66,6 +70,7 @@ class Gelu(_Elementwise):
     node_name = "GeluBackward0"
     function = staticmethod(lambda a, approximate: F.gelu(a, approximate=approximate))
     derivative = staticmethod(gelu_derivative)
+    kernel = staticmethod(lambda grad, a, approximate: torch.ops.aten.gelu_backward(grad, a, approximate=approximate))
 
 
 def silu_derivative(x):
@@ -79,6 +84,7 @@ class Silu(_Elementwise):
     node_name = "SiluBackward0"
     function = staticmethod(F.silu)
     derivative = staticmethod(silu_derivative)
+    kernel = staticmethod(torch.ops.aten.silu_backward.default)
 
 
 def softplus_derivative(x, beta, threshold):
@@ -92,6 +98,7 @@ class Softplus(_Elementwise):
     node_name = "SoftplusBackward0"
     function = staticmethod(lambda a, beta, threshold: F.softplus(a, beta, threshold))
     derivative = staticmethod(softplus_derivative)
+    kernel = staticmethod(torch.ops.aten.softplus_backward.default)
 
 
 def elu_derivative(x, alpha, scale, input_scale):
@@ -109,6 +116,8 @@ class Elu(_Elementwise):
     node_name = "EluBackward0"
     function = staticmethod(lambda a, alpha, scale, input_scale: torch.ops.aten.elu(a, alpha, scale, input_scale))
     derivative = staticmethod(elu_derivative)
+    kernel = staticmethod(lambda grad, a, alpha, scale, input_scale:
+                          torch.ops.aten.elu_backward(grad, alpha, scale, input_scale, False, a))
 
 
 def leaky_relu_derivative(x, negative_slope):

@@ -127,7 +127,7 @@ class Div(Function):
         a = a if ctx.numbers[0] is None else ctx.numbers[0]
         b = b if ctx.numbers[1] is None else ctx.numbers[1]
         grad_a = grad / b if ctx.needs_input_grad[0] else None
-        grad_b = -grad * a / (b * b) if ctx.needs_input_grad[1] else None
+        grad_b = -grad * ((a / b) / b) if ctx.needs_input_grad[1] else None   # in torch's order, so its bits
         return grad_a, grad_b
 
     @staticmethod
@@ -178,7 +178,7 @@ class Reciprocal(Function):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return -grad * result * result
+        return -grad * (result * result)   # in torch's order, so its bits
 
     @staticmethod
     def jvp(ctx, ta):
@@ -205,7 +205,7 @@ class Pow(Function):
         n = ctx.exponent
         if n == 0:
             return a.new_zeros(a.shape), None   # zeros, as torch: even where the gradient is inf
-        return grad * n * a.pow(n - 1), None
+        return grad * (n * a.pow(n - 1)), None   # in torch's order, so its bits
 
     @staticmethod
     def jvp(ctx, ta, _exponent):

@@ -121,6 +121,11 @@ class Cos(Function):
         return ta * -a.sin()
 
 
+# torch's own backward kernels, used on plain tensors (first-order backward) so the bits are torch's
+_tanh_backward = torch.ops.aten.tanh_backward.default
+_sigmoid_backward = torch.ops.aten.sigmoid_backward.default
+
+
 class Tanh(Function):
     """tanh(a): d/da = 1 - tanh(a)²."""
 
@@ -137,6 +142,8 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
+        if isinstance(grad, torch.Tensor):   # plain tensors: torch's own kernel, so the bits are torch's
+            return _tanh_backward(grad, result)
         return grad * (1 - result * result)
 
     @staticmethod
@@ -161,6 +168,8 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
+        if isinstance(grad, torch.Tensor):   # plain tensors: torch's own kernel, so the bits are torch's
+            return _sigmoid_backward(grad, result)
         return grad * result * (1 - result)
 
     @staticmethod

@@ -213,7 +213,7 @@ class Norm(Function):
         if p == 1:
             return a.sign() * grad, None, None, None
         if p == 2:
-            return a * (grad / norm).where(~zero, 0.0), None, None, None
+            return grad * (a / norm).where(~zero, 0.0), None, None, None   # in torch's order, so its bits
         if p == float("inf"):
             hits = a.data.abs() == norm.data
             count = hits.sum() if ctx.dims is None else hits.sum(ctx.dims, keepdim=True)
