@@ -15,8 +15,8 @@ from torch import Generator, cuda, default_generator, get_rng_state, initial_see
 # ... and more of torch's own where no gradient flows: dtypes and layouts, constants, settings, files (a Variable
 # is saved and loaded by torch's rules, see Variable.__reduce_ex__)
 from torch import (backends, cfloat, channels_last, complex64, contiguous_format, e, finfo, get_default_dtype,
-                   get_num_threads, half, iinfo, inf, int8, int16, load, nan, pi, preserve_format, save,
-                   set_default_dtype, set_num_threads, set_printoptions, short, strided, uint8,
+                   get_default_device, get_num_threads, half, iinfo, inf, int8, int16, load, nan, pi, preserve_format, save,
+                   set_default_device, set_default_dtype, set_num_threads, set_printoptions, short, strided, uint8,
                    use_deterministic_algorithms)
 
 from . import autograd, check, engine, interop, nn, ops, optim, utils

@@ -1,7 +1,7 @@
 """torch's own functions called with Variables: `torch.sigmoid(x)`, `torch.cat([t, x])`, `t * x`.
 
 torch asks any argument that is not a tensor but has `__torch_function__` to run the call. Where
-nothing is recorded (grad mode off, as in a custom Function's first-order backward, or no argument
+nothing is recorded (and no argument carries a forward-mode tangent) (grad mode off, as in a custom Function's first-order backward, or no argument
 requiring grad: a Variable, or a torch tensor, which is a leaf of teachgrad's graph), torch's function runs on the data and its tensors come back as Variables. Where a
 graph must be recorded, the call goes to teachgrad's op of the same name (`torch.cat` -> `tg.cat`,
 `torch.nn.functional.relu` -> `tg.nn.functional.relu`, `t * x` -> `Variable.mul`), and is refused,
@@ -9,13 +9,14 @@ with a TypeError naming the function, when teachgrad has none.
 """
 import torch
 
-from . import grad_mode, torch_leaves
+from . import forward_ad, grad_mode, torch_leaves
 
 
 def handle(func, args, kwargs):
     """Run `func(*args, **kwargs)` for arguments that include Variables (see the module's docstring)."""
     from .variable import Variable
-    if not (grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)):
+    recording = grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)
+    if not (recording or (forward_ad._current_level >= 0 and _any_dual((args, kwargs)))):
         return _wrap(func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable)), Variable)
     ours, self_first = _teachgrad_version(func, Variable)
     if ours is None:
@@ -148,6 +149,15 @@ def _teachgrad_version(func, Variable):
         return getattr(nn.functional, name, None), False
     op = getattr(teachgrad, name, None)
     return (None if getattr(op, "runs_torchs", False) else op), False   # not module_function's stand-in
+
+
+def _any_dual(value):
+    """Whether a Variable with a tangent (forward AD) is among the arguments: its tangent must not be dropped."""
+    if isinstance(value, (tuple, list)):
+        return any(_any_dual(v) for v in value)
+    if isinstance(value, dict):
+        return any(_any_dual(v) for v in value.values())
+    return forward_ad.is_dual(value)
 
 
 def _any_requires_grad(value, Variable):

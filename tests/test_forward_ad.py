@@ -478,3 +478,24 @@ def test_random_views_and_writes_forward_mode_match_torch(steps, seed):
             assert ours is None or not ours.any()
         else:
             torch.testing.assert_close(ours, theirs, equal_nan=True)
+
+
+def test_a_torch_module_given_dual_parameters_gives_the_tangent_as_torch():
+    """torch's forward-AD tutorial swaps a torch.nn.Linear's parameters for duals: torch's F.linear, called with
+    dual Variables, must go to teachgrad's op (not run on the data, which would drop the tangent)."""
+    def run(lib, fw):
+        torch.manual_seed(0)
+        gen = torch.Generator().manual_seed(0)
+        model = torch.nn.Linear(5, 3)
+        x = torch.randn(4, 5, generator=gen)
+        tangents = {name: torch.rand(p.shape, generator=gen) for name, p in model.named_parameters()}
+        with fw.dual_level():
+            for name, p in list(model.named_parameters()):
+                delattr(model, name)
+                setattr(model, name, fw.make_dual(p.detach() if lib is torch else tg.Variable(p.detach()),
+                                                  tangents[name] if lib is torch else tg.Variable(tangents[name])))
+            out = model(x if lib is torch else tg.Variable(x))
+            primal, tangent = fw.unpack_dual(out)
+            return primal.data if lib is tg else primal, tangent.data if lib is tg else tangent
+    ours, theirs = run(tg, tg.autograd.forward_ad), run(torch, torch.autograd.forward_ad)
+    assert torch.allclose(ours[0], theirs[0]) and torch.allclose(ours[1], theirs[1])

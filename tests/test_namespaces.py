@@ -546,7 +546,8 @@ def test_a_torch_function_teachgrad_cannot_record_is_refused_by_name_and_runs_un
 
 
 def test_torchs_constants_dtypes_settings_and_files_are_torchs(tmp_path):
-    for name in ("inf", "nan", "pi", "e", "half", "uint8", "finfo", "get_default_dtype", "set_printoptions", "backends"):
+    for name in ("inf", "nan", "pi", "e", "half", "uint8", "finfo", "get_default_dtype", "set_printoptions", "backends",
+                 "set_default_device"):
         assert getattr(tg, name) is getattr(torch, name)
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     tg.save({"x": x}, tmp_path / "x.pt")
