@@ -259,6 +259,9 @@ class BackwardNode(Node):
         # Variables for a user's backward (as torch hands it tensors), higher-order passes and tangents;
         # the built-in ops compute a first-order backward on the plain tensors
         as_variable = self._forward_cls.check_gradients or grad_mode.is_grad_enabled() or forward_ad._current_level >= 0
+        order = self._forward_cls.pack_order
+        if order is not None:            # unpack hooks run in the order torch unpacks: the order it packed in
+            return _unpack_in_order(self, self._saved, order, as_variable)
         return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
     def _saved_tensor(self, index):
@@ -668,6 +671,15 @@ def _pack_saved(to_save, args, raw, outputs, result, pack_order=None):
             if saved[k] is not None:
                 saved[k].set_hooks(*hooks, seen_as[k])
     return tuple(saved)
+
+
+def _unpack_in_order(ctx, saved, order, as_variable):
+    """The saved tensors in save_for_backward's order, unpacked in `order` (torch's, for saved-tensor hooks)."""
+    unpacked = [None] * len(saved)
+    for k in order:
+        if saved[k] is not None:
+            unpacked[k] = saved[k].unpack(ctx, as_variable)
+    return tuple(unpacked)
 
 
 def _position(tensor, tensors):

@@ -605,6 +605,33 @@ def test_pack_hook_sees_saved_tensors_in_torchs_order(name):
     assert _pack_order(tg, PACK_CASES[name]) == _pack_order(torch, PACK_CASES[name])
 
 
+def _unpack_order(lib, build):
+    """During backward, which packed tensors (by their position in pack order) the unpack hook gets, in order."""
+    g = torch.Generator().manual_seed(0)
+    raw = [torch.randn(3, 4, generator=g, dtype=torch.float64) for _ in range(3)]
+    inputs = [tg.Variable(r.clone(), requires_grad=True) if lib is tg else r.clone().requires_grad_() for r in raw]
+    packed, unpacked = [], []
+
+    def pack(x):
+        packed.append(x)
+        return len(packed) - 1, x
+
+    def unpack(tagged):
+        unpacked.append(tagged[0])
+        return tagged[1]
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        out = build(lib, *inputs)
+    out.sum().backward()
+    return unpacked
+
+
+@pytest.mark.parametrize("name", sorted(PACK_CASES))
+def test_unpack_hook_sees_saved_tensors_in_torchs_order(name):
+    """torch unpacks in the order it packed (the saved-tensor hooks tutorial prints it for a * b)."""
+    assert _unpack_order(tg, PACK_CASES[name]) == _unpack_order(torch, PACK_CASES[name])
+
+
 def test_a_custom_functions_saved_tensors_are_packed_in_the_order_saved():
     def program(lib):
         class Both(lib.autograd.Function):
