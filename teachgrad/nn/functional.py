@@ -117,7 +117,7 @@ class BinaryCrossEntropy(Function):
     def backward(ctx, grad):
         x, t, w = ctx.saved_tensors
         grad_x = grad_t = None
-        if ctx.needs_input_grad[0] and isinstance(grad, torch.Tensor):   # plain tensors: torch's kernel, its bits
+        if ctx.needs_input_grad[0] and isinstance(grad, torch.Tensor) and isinstance(x, torch.Tensor):   # plain: torch's kernel
             grad_x = torch.ops.aten.binary_cross_entropy_backward(grad, x, t, w, _REDUCTIONS[ctx.reduction])
         grad = _reduce_grad(grad, ctx.reduction, ctx.count)
         if ctx.needs_input_grad[0] and grad_x is None:
@@ -215,7 +215,7 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, grad):
         s, = ctx.saved_tensors
-        if isinstance(grad, torch.Tensor):   # plain tensors: torch's own kernel, so the bits are torch's
+        if isinstance(grad, torch.Tensor) and isinstance(s, torch.Tensor):   # plain: torch's kernel, its bits
             return torch.ops.aten._softmax_backward_data(grad, s, ctx.dim, s.dtype), None
         return s * (grad - (grad * s).sum(ctx.dim, keepdim=True)), None
 
@@ -242,7 +242,7 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        if isinstance(grad, torch.Tensor):   # plain tensors: torch's own kernel, so the bits are torch's
+        if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):   # plain: torch's kernel, its bits
             return torch.ops.aten._log_softmax_backward_data(grad, result, ctx.dim, result.dtype), None
         return grad - result.exp() * grad.sum(ctx.dim, keepdim=True), None
 

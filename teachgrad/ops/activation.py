@@ -31,7 +31,7 @@ class _Elementwise(Function):
     @classmethod
     def backward(cls, ctx, grad):
         a, = ctx.saved_tensors
-        if cls.kernel is not None and isinstance(grad, torch.Tensor):
+        if cls.kernel is not None and isinstance(grad, torch.Tensor) and isinstance(a, torch.Tensor):
             return (cls.kernel(grad, a, *ctx.options),) + (None,) * len(ctx.options)
         return (grad * cls.derivative(a, *ctx.options),) + (None,) * len(ctx.options)
 

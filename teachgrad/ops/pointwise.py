@@ -142,7 +142,7 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        if isinstance(grad, torch.Tensor):   # plain tensors: torch's own kernel, so the bits are torch's
+        if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):   # plain: torch's kernel, its bits
             return _tanh_backward(grad, result)
         return grad * (1 - result * result)
 
@@ -168,7 +168,7 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        if isinstance(grad, torch.Tensor):   # plain tensors: torch's own kernel, so the bits are torch's
+        if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):   # plain: torch's kernel, its bits
             return _sigmoid_backward(grad, result)
         return grad * result * (1 - result)
 
