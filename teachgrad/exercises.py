@@ -330,6 +330,14 @@ def _leaf_grads_problem(got: Any, expected, fn_name: str, if_none: str) -> str |
     return None
 
 
+def _ran_twice(counter: "_CountCalls", rule: str) -> str | None:
+    """The first node a learner's engine ran more than once (its gradients right all the same), or None."""
+    twice = [n for n, c in counter.calls.items() if c > 1]
+    if not twice:
+        return None
+    return f"the numbers are right but {twice[0].name()} ran {counter.calls[twice[0]]} times: {rule}"
+
+
 def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
     """my_grad(root, leaves) -> one gradient per leaf, as tg.grad gives; each node run once."""
     hints = ("a node may run only when every gradient bound for it has arrived: count, before running anything, "
@@ -352,11 +360,9 @@ def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
         problem = _leaf_grads_problem(got, expected, "my_grad", "your engine never reached its AccumulateGrad node")
         if problem:
             return _not_yet(f"on {name}, {problem}", hints, hint, call)
-        twice = [n for n, c in counter.calls.items() if c > 1]
-        if twice:
-            return _not_yet(f"on {name}, the numbers are right but {twice[0].name()} ran "
-                            f"{counter.calls[twice[0]]} times: a node should run once, with the sum",
-                            hints, hint, call)
+        problem = _ran_twice(counter, "a node should run once, with the sum")
+        if problem:
+            return _not_yet(f"on {name}, {problem}", hints, hint, call)
     # torch's own graph: the same engine must work on torch's nodes
     for seed in range(3):
         root_t, leaves_t = random_graph(torch, seed)
@@ -1119,11 +1125,9 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
         problem = _leaf_grads_problem(got, expected, "topo_grad", "did its AccumulateGrad node get its sum?")
         if problem:
             return _not_yet(f"on {name}, {problem}", hints, hint, call)
-        twice = [n for n, c in counter.calls.items() if c > 1]
-        if twice:
-            return _not_yet(f"on {name}, the numbers are right but {twice[0].name()} ran "
-                            f"{counter.calls[twice[0]]} times: in a topological order each node runs once",
-                            hints, hint, call)
+        problem = _ran_twice(counter, "in a topological order each node runs once")
+        if problem:
+            return _not_yet(f"on {name}, {problem}", hints, hint, call)
     for seed in range(3):             # torch's own graphs: the same two functions must work on its nodes
         root_t, leaves_t = random_graph(torch, seed)
         expected_t = torch.autograd.grad(root_t, leaves_t, retain_graph=True)
