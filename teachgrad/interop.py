@@ -1,8 +1,9 @@
 """torch's own functions called with Variables: `torch.sigmoid(x)`, `torch.cat([t, x])`, `t * x`.
 
 torch asks any argument that is not a tensor but has `__torch_function__` to run the call. Where
-nothing is recorded (and no argument carries a forward-mode tangent) (grad mode off, as in a custom Function's first-order backward, or no argument
-requiring grad: a Variable, or a torch tensor, which is a leaf of teachgrad's graph), torch's function runs on the data and its tensors come back as Variables. Where a
+nothing is recorded (grad mode off, as in a custom Function's first-order backward, or no argument
+requiring grad: a Variable, or a torch tensor, which is a leaf of teachgrad's graph) and no argument carries a
+forward-mode tangent, torch's function runs on the data and its tensors come back as Variables. Where a
 graph must be recorded, the call goes to teachgrad's op of the same name (`torch.cat` -> `tg.cat`,
 `torch.nn.functional.relu` -> `tg.nn.functional.relu`, `t * x` -> `Variable.mul`), and is refused,
 with a TypeError naming the function, when teachgrad has none.
@@ -101,13 +102,7 @@ def _refused(func, arguments, Variable):
 
 
 def _any_variable_requires_grad(value, Variable):
-    if isinstance(value, Variable):
-        return value.requires_grad
-    if isinstance(value, (tuple, list)):
-        return any(_any_variable_requires_grad(v, Variable) for v in value)
-    if isinstance(value, dict):
-        return any(_any_variable_requires_grad(v, Variable) for v in value.values())
-    return False
+    return _any(value, lambda v: isinstance(v, Variable) and v.requires_grad)
 
 
 def _name(func):
@@ -151,24 +146,23 @@ def _teachgrad_version(func, Variable):
     return (None if getattr(op, "runs_torchs", False) else op), False   # not module_function's stand-in
 
 
+def _any(value, test):
+    """Whether `test` holds for an argument, looking inside tuples, lists and dicts."""
+    if isinstance(value, (tuple, list)):
+        return any(_any(v, test) for v in value)
+    if isinstance(value, dict):
+        return any(_any(v, test) for v in value.values())
+    return test(value)
+
+
 def _any_dual(value):
     """Whether a Variable with a tangent (forward AD) is among the arguments: its tangent must not be dropped."""
-    if isinstance(value, (tuple, list)):
-        return any(_any_dual(v) for v in value)
-    if isinstance(value, dict):
-        return any(_any_dual(v) for v in value.values())
-    return forward_ad.is_dual(value)
+    return _any(value, forward_ad.is_dual)
 
 
 def _any_requires_grad(value, Variable):
     """Whether a Variable, or a torch tensor (a leaf of teachgrad's graph, see teachgrad.torch_leaves), requires grad."""
-    if isinstance(value, (Variable, torch.Tensor)):
-        return value.requires_grad
-    if isinstance(value, (tuple, list)):
-        return any(_any_requires_grad(v, Variable) for v in value)
-    if isinstance(value, dict):
-        return any(_any_requires_grad(v, Variable) for v in value.values())
-    return False
+    return _any(value, lambda v: isinstance(v, (Variable, torch.Tensor)) and v.requires_grad)
 
 
 def _unwrap(value, Variable):
