@@ -290,65 +290,72 @@ def _exec_info(roots, inputs, capture):
 
 def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
     """Run backward from `outputs`. With `capture` (grad()), return the inputs' gradients instead of filling `.grad`."""
-    buffers = _seed(outputs, grads)
+    buffers = _seed(outputs, grads)                      # node -> [the gradient of each of its outputs, summed]
     captures, needed, execute = _exec_info(buffers, inputs, capture)
     captured = [None] * (len(inputs) if capture else 0)
-
-    recorders = getattr(_local, "recorders", None) or ()
-    check_nan = anomaly_mode._enabled and anomaly_mode._check_nan
-    owned = set()   # AccumulateGrad nodes whose buffered gradient nobody else holds (no copy needed)
-    may_own = not (create_graph or recorders)   # else a gradient may be recorded, or held by the graph
-    dependencies = _count_dependencies(buffers)
-    task = current_graph_task()
-    if task is not None:   # (references only: nothing is copied for a question rarely asked)
-        task.graph.update(dependencies=dependencies, roots=tuple(buffers), execute=execute, grad=capture)
-    ready = [(-node._sequence_nr, n, node) for n, node in enumerate(buffers)
-             if node not in dependencies and (execute is None or node in execute)]
+    dependencies = _count_dependencies(buffers)          # node -> how many gradients it still waits for
+    _share_with_task(buffers, dependencies, execute, capture)
+    watch = _Watch(create_graph)                         # anomaly mode, record_backward, `.grad` kept uncopied
+    ready = [(-node._sequence_nr, next(watch.order), node) for node in buffers   # newest first, as torch's
+             if node not in dependencies and (execute is None or node in execute)]          # ready queue
     heapq.heapify(ready)
-    tiebreak = len(ready)
-
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             node = heapq.heappop(ready)[2]
             grad_outputs = buffers.pop(node)
-            if captures and node in captures:
-                _capture(node, grad_outputs, captures[node], captured, node in needed, create_graph)
-                if node not in needed:
-                    continue   # caught, and nothing below it is asked for
-
-            try:
-                grad_outputs, grad_inputs = _call_function(node, grad_outputs, create_graph, bool(owned) and node in owned)
-                if not retain_graph:
-                    node._release()
-                if check_nan:
-                    _check_nan(node, grad_inputs)
-            except Exception:
-                if anomaly_mode._enabled:
-                    anomaly_mode.warn_forward_stack(node)
-                raise
-            for steps in recorders:
-                steps.append(Step(node, _plain(grad_outputs), _plain(grad_inputs)))
-
+            if captures and node in captures and _captured(node, grad_outputs, captures[node], captured, needed,
+                                                           create_graph):
+                continue                                 # grad() caught it, and nothing below it is asked for
+            grad_outputs, grad_inputs = _call_function(node, grad_outputs, watch)
+            if not retain_graph:
+                node._release()                          # drop what forward saved
             for next_node, input_nr, g in zip(node._next_nodes, node._input_nrs, grad_inputs):
                 if next_node is None or (execute is not None and next_node not in execute):
                     continue
-                buffer = buffers.get(next_node)
-                if buffer is None:
-                    buffer = buffers[next_node] = [None] * next_node._num_outputs
-                if g is not None:
-                    if buffer[input_nr] is None:
-                        buffer[input_nr] = g
-                    else:
-                        buffer[input_nr] = buffer[input_nr] + g
+                buffer = buffers.get(next_node) or buffers.setdefault(next_node, [None] * next_node._num_outputs)
+                if g is not None:                        # gradients meeting at one input are summed
+                    buffer[input_nr] = g if buffer[input_nr] is None else buffer[input_nr] + g
                     if type(next_node) is AccumulateGrad:
-                        _track_owner(owned, next_node, (buffer[input_nr] is not g and not create_graph)
-                                     or (may_own and _fresh(node, g, grad_outputs, grad_inputs)))
-                left = dependencies[next_node] - 1
-                dependencies[next_node] = left
-                if left == 0:
-                    heapq.heappush(ready, (-next_node._sequence_nr, tiebreak, next_node))
-                    tiebreak += 1
+                        watch.track_owner(next_node, buffer[input_nr] is not g, node, g, grad_outputs, grad_inputs)
+                dependencies[next_node] -= 1
+                if not dependencies[next_node]:
+                    heapq.heappush(ready, (-next_node._sequence_nr, next(watch.order), next_node))
     return captured
+
+
+def _share_with_task(buffers, dependencies, execute, capture):
+    """What will_engine_execute_node asks about this pass (references only: nothing is copied for a question
+    rarely asked)."""
+    task = current_graph_task()
+    if task is not None:
+        task.graph.update(dependencies=dependencies, roots=tuple(buffers), execute=execute, grad=capture)
+
+
+class _Watch:
+    """What the engine does around each node beyond running it, kept apart from the loop: anomaly mode's checks,
+    `record_backward`'s recorders, and the rule for when a leaf's `.grad` may keep a gradient uncopied."""
+
+    def __init__(self, create_graph):
+        self.create_graph = create_graph
+        self.recorders = getattr(_local, "recorders", None) or ()
+        self.check_nan = anomaly_mode._enabled and anomaly_mode._check_nan
+        self.owned = set()   # AccumulateGrad nodes whose buffered gradient nobody else holds (no copy needed)
+        self.may_own = not (create_graph or self.recorders)   # else a gradient may be recorded, or held by the graph
+        self.order = itertools.count()   # among nodes of one sequence number, the first ready runs first
+
+    def track_owner(self, accumulator, summed, sender, g, grad_outputs, grad_inputs):
+        """Whether the gradient now waiting at a leaf's AccumulateGrad is one nobody else holds (a sum the
+        engine made, or a fresh result of a built-in backward): then `.grad` can keep it uncopied, as torch's."""
+        if (summed and not self.create_graph) or (self.may_own and _fresh(sender, g, grad_outputs, grad_inputs)):
+            self.owned.add(accumulator)
+        else:
+            self.owned.discard(accumulator)
+
+
+def _captured(node, grad_outputs, where, captured, needed, create_graph):
+    """grad() catches its inputs' gradients as they reach their node; True when the node need not run."""
+    _capture(node, grad_outputs, where, captured, node in needed, create_graph)
+    return node not in needed
 
 
 def _capture(node, grad_outputs, where, captured, runs, create_graph):
@@ -360,29 +367,30 @@ def _capture(node, grad_outputs, where, captured, runs, create_graph):
         captured[k] = grad_outputs[output_nr]
 
 
-def _track_owner(owned, accumulator, ours):
-    """Remember whether the gradient waiting at a leaf's AccumulateGrad is one nobody else holds
-    (a sum the engine made, or a fresh result of a built-in backward): then `.grad` can keep it uncopied."""
-    if ours:
-        owned.add(accumulator)
-    else:
-        owned.discard(accumulator)
-
-
-def _call_function(node, grad_outputs, create_graph, owned):
-    """Run one node as torch's engine does; return the gradients it got (after its hooks) and one per edge."""
-    hooked = node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks
-    if hooked:
-        grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, create_graph)
-        grad_outputs = _call_pre_hooks(node, grad_outputs, create_graph)
-    if type(node) is AccumulateGrad:
-        if grad_outputs[0] is not None:
-            node.apply(grad_outputs[0], owned=owned and not hooked)
-        grad_inputs = ()
-    else:
-        grad_inputs = _call_node(node, grad_outputs)
-    if node._post_hooks:
-        grad_inputs = _call_post_hooks(node, grad_inputs, grad_outputs, create_graph)
+def _call_function(node, grad_outputs, watch):
+    """Run one node as torch's engine does: the hooks on what it made, its backward (a leaf's AccumulateGrad adds
+    into `.grad`), its post-hooks. Returns the gradients it got (after its hooks) and one per edge."""
+    try:
+        hooked = node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks
+        if hooked:
+            grad_outputs = _call_tensor_pre_hooks(node, grad_outputs, watch.create_graph)
+            grad_outputs = _call_pre_hooks(node, grad_outputs, watch.create_graph)
+        if type(node) is AccumulateGrad:
+            if grad_outputs[0] is not None:
+                node.apply(grad_outputs[0], owned=not hooked and node in watch.owned)
+            grad_inputs = ()
+        else:
+            grad_inputs = _call_node(node, grad_outputs)
+        if node._post_hooks:
+            grad_inputs = _call_post_hooks(node, grad_inputs, grad_outputs, watch.create_graph)
+        if watch.check_nan:
+            _check_nan(node, grad_inputs)
+    except Exception:
+        if anomaly_mode._enabled:   # name the forward op that made the node
+            anomaly_mode.warn_forward_stack(node)
+        raise
+    for steps in watch.recorders:
+        steps.append(Step(node, _plain(grad_outputs), _plain(grad_inputs)))
     return grad_outputs, grad_inputs
 
 
@@ -461,9 +469,12 @@ def _checked_user_gradients(node, grads):
 
 def _fit_to_inputs(node, grad_inputs):
     """Make each gradient look like its input, as torch's engine does for every node (validate_outputs)."""
-    for k, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):
-        if g is not None and meta is not None and (g.shape != meta[0] or g.dtype is not meta[1] or g.device != meta[2]):
-            grad_inputs[k] = _fitted(node, k, g, meta)
+    metas = node._input_meta
+    for k, g in enumerate(grad_inputs):
+        if g is not None:
+            meta = metas[k]
+            if meta is not None and (g.shape != meta[0] or g.dtype is not meta[1] or g.device != meta[2]):
+                grad_inputs[k] = _fitted(node, k, g, meta)
 
 
 def _fitted(node, k, g, meta):

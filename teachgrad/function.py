@@ -233,6 +233,7 @@ class BackwardNode(Node):
     materialize_grads = True
     _saved_for_forward = None
     _in_jvp = False
+    _hooked = False       # a saved tensor has saved-tensor hooks (then unpacked in torch's order)
 
     # --- the ctx API, as in torch.autograd.function.FunctionCtx ---
 
@@ -260,7 +261,7 @@ class BackwardNode(Node):
         # the built-in ops compute a first-order backward on the plain tensors
         as_variable = self._forward_cls.check_gradients or grad_mode.is_grad_enabled() or forward_ad._current_level >= 0
         order = self._forward_cls.pack_order
-        if order is not None:            # unpack hooks run in the order torch unpacks: the order it packed in
+        if order is not None and self._hooked:   # unpack hooks run in the order torch unpacks: the order it packed in
             return _unpack_in_order(self, self._saved, order, as_variable)
         return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
@@ -384,8 +385,13 @@ class Function:
     pack_order = None            # saved-tensor hooks see the saved tensors in this order (positions in
                                  # save_for_backward's), as torch packs them; None: the order they were saved in
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
+    def __init_subclass__(cls, **bookkeeping):
+        """A built-in op declares torch's bookkeeping in its class line (see `Builtin` and BOOKKEEPING)."""
+        for keyword, value in bookkeeping.items():
+            if keyword not in BOOKKEEPING:
+                raise TypeError(f"{cls.__name__}: {keyword!r} is not one of {', '.join(BOOKKEEPING)}")
+            setattr(cls, BOOKKEEPING[keyword], value)
+        super().__init_subclass__()
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
         attributes = {"_forward_cls": cls, "__module__": cls.__module__, **_saved_attributes(cls.saved_names)}
         cls._backward_cls = type(name, (BackwardNode,), attributes)
@@ -415,121 +421,170 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        """Run forward on the inputs' data; record the node if any input requires grad."""
+        """Run forward on the inputs' data; when grad mode is on and an input requires grad, record the node.
+
+        The node is `ctx` itself: it keeps an edge to where each input's gradient goes, and what forward saved.
+        """
         if kwargs or cls._has_setup_context:
             args = _bind_arguments(cls, args, kwargs)
         ctx = cls._backward_cls()
-        grad_on = grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled()   # (grad mode may be on inside inference mode)
-        args, raw, next_nodes, input_nrs, slots, metas = _read_inputs(cls, ctx, args, grad_on)
-        requires_grad = True in ctx.needs_input_grad
-
-        if grad_on and cls.check_gradients:
-            # a user's forward runs with grad mode off, as in torch: teachgrad functions it calls record
-            # nothing, and what it returns and saves is plain data to the engine. (A built-in's forward
-            # runs torch kernels on plain tensors that require no grad: nothing is recorded either way.)
-            grad_mode._set_enabled(False)
-            try:
-                output = _plain_data(_run_forward(cls, ctx, raw))
-            finally:
-                grad_mode._set_enabled(True)
-        else:
-            output = _run_forward(cls, ctx, raw)
-            if cls.check_gradients:
-                output = _plain_data(output)
+        recording = grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled()  # (grad mode may be
+        args, raw = _read_inputs(cls, ctx, args, recording)                                 # on in inference mode)
+        output = _run_forward(cls, ctx, raw, recording)
         if ctx._dirty:   # ctx.mark_dirty: every dirty input returned, its version bumped
             dirty.check_returned(ctx, output)
-
-        if not requires_grad:
-            if isinstance(output, tuple):
-                result = _wrap_outputs(None, output)
-            else:
-                result = Variable._make(output)
-            if ctx._dirty:
-                result = dirty.inputs_as_outputs(ctx, args, raw, result)
-            if cls.is_view and isinstance(args[0], Variable):
-                _mark_views(cls, args, result)
-            if forward_ad._current_level >= 0:
-                forward_ad.propagate(cls, ctx, args, raw, result)
-            return result
-
-        ctx._next_nodes, ctx._input_nrs = next_nodes, input_nrs
-        ctx._input_slots = slots
-        ctx._input_meta = metas   # what each gradient is fitted to: (shape, dtype, device) of its input
-        ctx._sequence_nr = next(_sequence_nr)
-        if anomaly_mode._enabled:
-            ctx._forward_stack = anomaly_mode.forward_stack()
-        if cls.check_gradients:   # a user's Function: an input it returns as it is comes back as a view of it
-            output = _inputs_returned_as_views(ctx, raw, output)
-        if isinstance(output, tuple):
-            ctx._num_outputs = len(output)
-            ctx._output_meta = tuple(None if o is None else _meta(o) for o in output)
-            result = _wrap_outputs(ctx, output)
-            outputs = output
+        if True in ctx.needs_input_grad:
+            result = _record(cls, ctx, args, raw, output)
         else:
-            result = _wrap_output(ctx, output, 0)
-            outputs = (output,)
-        if ctx._dirty:   # a dirty input comes back as the output itself, with the node as its history
-            result = dirty.inputs_as_outputs(ctx, args, raw, result)
-        if ctx._to_save:
-            ctx._saved = _pack_saved(ctx._to_save, args, raw, outputs, result, cls.pack_order)
-            ctx._to_save = ()
-        if cls.is_view:
-            _mark_views(cls, args, result)
-        elif cls.check_gradients:
-            _mark_custom_views(ctx, args, raw, outputs, result)
+            result = _wrap_unrecorded(cls, ctx, args, raw, output)
         if forward_ad._current_level >= 0:
             forward_ad.propagate(cls, ctx, args, raw, result)
         return result
 
 
-def _read_inputs(cls, ctx, args, grad_on):
-    """Each argument's data, and for each input (a tensor, or a number some built-ins take as one) its edge
-    and (shape, dtype, device); sets `ctx.needs_input_grad`.
+# What torch records for an op, declared in a built-in's class line: keyword -> the class attribute it sets.
+#     class Mul(Builtin, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
+BOOKKEEPING = {
+    "node": "node_name",                  # the node's name: "MulBackward0"
+    "saves": "saved_names",               # what forward saves, shown as node._saved_<name>
+    "qualified_name": "qualified_name",   # what node.name() says, when torch gives more than the class name
+    "numbers_are_inputs": "numbers_are_inputs",          # a number operand is an input (with an empty edge)
+    "none_is_input": "none_is_input",                    # so is a None argument
+    "nondifferentiable_args": "nondifferentiable_args",  # index, condition, target tensors: no edge
+    "is_view": "is_view",                 # the output is a view of the first input (see teachgrad.views)
+    "pack_order": "pack_order",           # the order torch packs the saved tensors in (saved-tensor hooks)
+}
 
-    A torch tensor that requires grad (an `nn.Parameter`) is a leaf of teachgrad's graph: it stands in
-    the arguments as a `TorchLeaf` Variable, whose edge leads to the tensor's own AccumulateGrad.
-    Returns (args, raw, next_nodes, input_nrs, slots, metas)."""
-    raw, next_nodes, input_nrs, slots, needs, metas = [], [], [], [], [], []
+
+def _read_inputs(cls, ctx, args, recording):
+    """Each argument's data (what forward computes with), and while recording the node's edges; sets
+    `ctx.needs_input_grad`. Returns (args, raw).
+
+    An input (a tensor, or a number some built-ins take as one) gets an edge: where its gradient goes, and
+    the (shape, dtype, device) that gradient must have. A torch tensor that requires grad (an `nn.Parameter`)
+    is a leaf of teachgrad's graph: it stands in the arguments as a `TorchLeaf` Variable, whose edge leads to
+    the tensor's own AccumulateGrad."""
+    if not recording:
+        ctx.needs_input_grad = _no_grad_needed(len(args))
+        return args, [arg._data if isinstance(arg, Variable) else arg for arg in args]
+    raw, needs, edges, metas, slots = [], [], [], [], []
     skipped = cls.nondifferentiable_args
-    replaced = None
     for i, arg in enumerate(args):
-        if grad_on and type(arg) is not Variable and isinstance(arg, torch.Tensor) and arg.requires_grad:
-            if skipped and i in skipped:   # an index, a condition, a weight: never differentiated
-                arg = arg.detach()
-            else:
-                arg = torch_leaves.leaf(arg)
-            replaced = list(args) if replaced is None else replaced
-            replaced[i] = arg
-        if isinstance(arg, Variable) and not (skipped and i in skipped):
-            data = arg._data
-            raw.append(data)
-            slots.append(i)
-            if grad_on and arg.requires_grad:
-                node, input_nr = arg._edge()
-                next_nodes.append(node)
-                input_nrs.append(input_nr)
-                metas.append(_meta(data))
-                needs.append(True)
-            else:
-                next_nodes.append(None)
-                input_nrs.append(0)
-                metas.append(None)
+        if not isinstance(arg, Variable):
+            if skipped and i in skipped or not _is_input(cls, arg):
+                raw.append(arg.detach() if isinstance(arg, torch.Tensor) and arg.requires_grad else arg)
                 needs.append(False)
-        else:
-            raw.append(arg.data if isinstance(arg, Variable) else arg)
-            needs.append(False)
-            if skipped and i in skipped:
                 continue
-            if (isinstance(arg, torch.Tensor) or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool)))
-                    or (arg is None and cls.none_is_input)):
-                next_nodes.append(None)
-                input_nrs.append(0)
+            if not (isinstance(arg, torch.Tensor) and arg.requires_grad):   # a tensor or number: an empty edge
+                raw.append(arg)
+                needs.append(False)
+                edges.append(_NO_EDGE)
                 metas.append(None)
                 slots.append(i)
+                continue
+            arg = torch_leaves.leaf(arg)
+            args = args[:i] + (arg,) + args[i + 1:]
+        data = arg._data
+        raw.append(data)
+        if skipped and i in skipped:
+            needs.append(False)
+            continue
+        slots.append(i)
+        if arg._requires_grad or arg._grad_fn is not None or arg.requires_grad:
+            needs.append(True)
+            edges.append(arg._edge())
+            metas.append((tuple(data.shape), data.dtype, data.device))   # (as _meta)
+        else:
+            needs.append(False)
+            edges.append(_NO_EDGE)
+            metas.append(None)
     ctx.needs_input_grad = tuple(needs)
-    if replaced is not None:
-        args = tuple(replaced)
-    return args, raw, tuple(next_nodes), tuple(input_nrs), tuple(slots), tuple(metas)
+    if True in ctx.needs_input_grad:
+        ctx._next_nodes, ctx._input_nrs = zip(*edges)
+        ctx._input_slots, ctx._input_meta = tuple(slots), tuple(metas)
+    return args, raw
+
+
+_NO_EDGE = (None, 0)
+
+
+def _is_input(cls, arg):
+    """Whether an argument that is not a Variable is an input of `cls`'s node, with an (empty) edge."""
+    return (isinstance(arg, torch.Tensor) or (arg is None and cls.none_is_input)
+            or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool))))
+
+
+def _no_grad_needed(n, _cache={}):
+    """(False,) * n, made once for each n."""
+    needs = _cache.get(n)
+    if needs is None:
+        needs = _cache[n] = (False,) * n
+    return needs
+
+
+def _run_forward(cls, ctx, raw, recording):
+    """forward(ctx, *args); or, for a Function with a separate setup_context, forward(*args) then setup_context.
+
+    A user's forward runs with grad mode off, as in torch: teachgrad functions it calls record nothing, and
+    what it returns and saves is plain data to the engine. (A built-in's forward runs torch kernels on plain
+    tensors that require no grad: nothing is recorded either way.)"""
+    if not cls.check_gradients:
+        return cls.forward(ctx, *raw)
+    if not recording:
+        return _plain_data(_call_forward(cls, ctx, raw))
+    grad_mode._set_enabled(False)
+    try:
+        return _plain_data(_call_forward(cls, ctx, raw))
+    finally:
+        grad_mode._set_enabled(True)
+
+
+def _call_forward(cls, ctx, raw):
+    if not cls._has_setup_context:
+        return cls.forward(ctx, *raw)
+    output = cls.forward(*raw)
+    cls.setup_context(ctx, tuple(raw), output)
+    return output
+
+
+def _wrap_unrecorded(cls, ctx, args, raw, output):
+    """The outputs of an op that recorded nothing: Variables without history (views still know their base)."""
+    if isinstance(output, tuple):
+        result = _wrap_outputs(None, output)
+    else:
+        result = Variable._make(output)
+    if ctx._dirty:
+        result = dirty.inputs_as_outputs(ctx, args, raw, result)
+    if cls.is_view and isinstance(args[0], Variable):
+        _mark_views(cls, args, result)
+    return result
+
+
+def _record(cls, ctx, args, raw, output):
+    """Make `ctx` a node of the graph: its edges, the outputs it made (each output's grad_fn), what it saved."""
+    ctx._sequence_nr = next(_sequence_nr)
+    if anomaly_mode._enabled:
+        ctx._forward_stack = anomaly_mode.forward_stack()
+    if cls.check_gradients:   # a user's Function: an input it returns as it is comes back as a view of it
+        output = _inputs_returned_as_views(ctx, raw, output)
+    if isinstance(output, tuple):
+        ctx._num_outputs = len(output)
+        ctx._output_meta = tuple(None if o is None else _meta(o) for o in output)
+        result = _wrap_outputs(ctx, output)
+        outputs = output
+    else:
+        result = _wrap_output(ctx, output, 0)
+        outputs = (output,)
+    if ctx._dirty:   # a dirty input comes back as the output itself, with the node as its history
+        result = dirty.inputs_as_outputs(ctx, args, raw, result)
+    if ctx._to_save:
+        ctx._saved, ctx._hooked = _pack_saved(ctx._to_save, args, raw, outputs, result, cls.pack_order)
+        ctx._to_save = ()
+    if cls.is_view:
+        _mark_views(cls, args, result)
+    elif cls.check_gradients:
+        _mark_custom_views(ctx, args, raw, outputs, result)
+    return result
 
 
 def _plain_data(output):
@@ -558,15 +613,6 @@ def _wrap_outputs(ctx, outputs):
         if id(o) not in wrapped:
             wrapped[id(o)] = _wrap_output(ctx, o, i)
     return tuple(wrapped[id(o)] for o in outputs)
-
-
-def _run_forward(cls, ctx, raw):
-    """forward(ctx, *args); or, for a Function with a separate setup_context, forward(*args) then setup_context."""
-    if not cls._has_setup_context:
-        return cls.forward(ctx, *raw)
-    output = cls.forward(*raw)
-    cls.setup_context(ctx, tuple(raw), output)
-    return output
 
 
 def _bind_arguments(cls, args, kwargs):
@@ -641,36 +687,44 @@ def _wrap_output(ctx, tensor, output_nr):
 
 
 def _pack_saved(to_save, args, raw, outputs, result, pack_order=None):
+    """What `save_for_backward` was given, kept as SavedTensors (through the saved-tensor hooks, if any);
+    and whether hooks were set."""
     hooks = graph.current_hooks()
+    if hooks is None:
+        return tuple([None if tensor is None else _saved(tensor, k, args, raw, outputs)
+                      for k, tensor in enumerate(to_save)]), False
     saved, seen_as = [], []
     for k, tensor in enumerate(to_save):
         if tensor is None:
             saved.append(None)
             seen_as.append(None)
             continue
-        if isinstance(tensor, Variable):   # forward computed it with teachgrad functions: its data is saved
-            tensor = tensor.data
-        if not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type {type(tensor).__name__}")
-        if tensor.is_inference():
-            raise RuntimeError(grad_mode.INFERENCE_SAVED)
-        output_nr = _position(tensor, outputs)
-        source = None
-        if output_nr is None:
-            k = _position(tensor, raw)
-            source = None if k is None else args[k]
-        saved.append(SavedTensor(tensor, source, output_nr))
-        if hooks is not None:
-            results = result if isinstance(result, tuple) else (result,)
-            seen = results[output_nr] if output_nr is not None else source
-            seen_as.append(seen if isinstance(seen, Variable) else Variable._make(tensor))
-        else:
-            seen_as.append(None)
-    if hooks is not None:
-        for k in pack_order or range(len(saved)):
-            if saved[k] is not None:
-                saved[k].set_hooks(*hooks, seen_as[k])
-    return tuple(saved)
+        saved_tensor = _saved(tensor, k, args, raw, outputs)
+        saved.append(saved_tensor)
+        results = result if isinstance(result, tuple) else (result,)
+        seen = results[saved_tensor.output_nr] if saved_tensor.output_nr is not None else saved_tensor.variable
+        seen_as.append(seen if isinstance(seen, Variable) else Variable._make(saved_tensor.data))
+    for k in pack_order or range(len(saved)):
+        if saved[k] is not None:
+            saved[k].set_hooks(*hooks, seen_as[k])
+    return tuple(saved), True
+
+
+def _saved(tensor, k, args, raw, outputs):
+    """One saved tensor: an output of the node keeps only its data, an input remembers its Variable."""
+    if isinstance(tensor, Variable):   # forward computed it with teachgrad functions: its data is saved
+        tensor = tensor._data
+    elif not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type {type(tensor).__name__}")
+    if tensor.is_inference():
+        raise RuntimeError(grad_mode.INFERENCE_SAVED)
+    for output_nr, output in enumerate(outputs):
+        if output is tensor:
+            return SavedTensor(tensor, None, output_nr)
+    for position, data in enumerate(raw):
+        if data is tensor:
+            return SavedTensor(tensor, args[position])
+    return SavedTensor(tensor)
 
 
 def _unpack_in_order(ctx, saved, order, as_variable):
@@ -742,22 +796,32 @@ class RawSavedTensor:
         if self._node._freed:
             raise RuntimeError(FREED_MESSAGE)
         saved.set_hooks(pack_hook, unpack_hook, saved.unpack(self._node, True))
+        self._node._hooked = True
 
     def unpack(self):
         return self._node._saved_tensor(self._index)
 
 
-class DelayedError(Function):
+class Builtin(Function):
+    """An op of teachgrad's own: `forward` runs torch's kernel on plain tensors, `backward` is the formula
+    from torch's derivatives.yaml, and what torch records for the op is declared in its class line:
+
+        class Mul(Builtin, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True):
+
+    Unlike a user's Function, its backward is trusted to return one gradient per input, and its forward
+    computes on plain tensors only: nothing it calls records a graph."""
+
+    check_gradients = False
+
+
+class DelayedError(Builtin, node="Error", qualified_name="torch::autograd::Error", none_is_input=True):
     """Stands after a `once_differentiable` backward: differentiating what it returns raises.
 
     As torch's: one node over all the gradients returned, each made a fresh leaf first (so the node
     has something to reach), with an empty edge where a gradient is None.
     """
 
-    node_name = "Error"
-    qualified_name = "torch::autograd::Error"
-    none_is_input = True
-    check_gradients = False   # torch's is a C++ node: the gradients it passes on are not views of anything
+    # (a Builtin: torch's is a C++ node, so the gradients it passes on are not views of anything)
 
     @staticmethod
     def forward(ctx, *grads):
