@@ -11,7 +11,7 @@ import warnings
 import torch
 
 from . import engine, grad_mode
-from .function import Function
+from .function import Builtin
 from .variable import Variable
 
 
@@ -252,11 +252,8 @@ def _check_backward_scales_with_grad_output(func, inputs, check_grad_dtypes):
             raise GradcheckError("grad is incorrect size")
 
 
-class _UndefinedGrad(Function):
+class _UndefinedGrad(Builtin, node="UndefinedGradBackward"):
     """Its output's gradient never reaches its input: what backward sees for an output nobody used."""
-
-    node_name = "UndefinedGradBackward"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, x):

@@ -7,14 +7,12 @@ exactly what it draws under torch. torch does not differentiate through sampling
 """
 import torch
 
-from .function import Function
+from .function import Builtin
 from .variable import Variable
 
 
-class _Normal(Function):
+class _Normal(Builtin):
     """A sample of N(mean, std²) for tensor mean and/or std. The gradient is zero for each tensor."""
-
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, mean, std, generator):
@@ -30,16 +28,16 @@ class _Normal(Function):
         return torch.zeros_like(ctx._result)
 
 
-class NormalTensorFloat(_Normal):
-    node_name = "NormalBackward1"
+class NormalTensorFloat(_Normal, node="NormalBackward1"):
+    """normal(mean tensor, std number)."""
 
 
-class NormalFloatTensor(_Normal):
-    node_name = "NormalBackward2"
+class NormalFloatTensor(_Normal, node="NormalBackward2"):
+    """normal(mean number, std tensor)."""
 
 
-class NormalTensorTensor(_Normal):
-    node_name = "NormalBackward3"
+class NormalTensorTensor(_Normal, node="NormalBackward3"):
+    """normal(mean tensor, std tensor)."""
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, requires_grad=False, **kwargs):

@@ -16,7 +16,7 @@ lazily, when the view's `grad_fn` is next read and its version has moved on.
 import re
 
 from . import grad_mode
-from .function import Function, _meta, _sequence_nr
+from .function import Builtin, Function, _meta, _sequence_nr
 
 DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, IN_CUSTOM_FUNCTION = (
     "default", "no_grad", "multi_output", "in_custom_function")
@@ -114,16 +114,12 @@ def _node(cls, next_functions, needs_input_grad, input_meta):
     return node
 
 
-class CopySlices(Function):
+class CopySlices(Builtin, node="CopySlices", qualified_name="torch::autograd::CopySlices"):
     """The base's node after a write through one of its views: the write's node wraps inside.
 
     Edge 0 leads to the base's history before the write; the others are the write's own inputs
     (the `src` of a `copy_`, the `other` of a `mul_`).
     """
-
-    node_name = "CopySlices"
-    qualified_name = "torch::autograd::CopySlices"
-    check_gradients = False
 
     @staticmethod
     def backward(ctx, grad):
@@ -148,11 +144,8 @@ def copy_slices(base, view_info, fn):
     return node
 
 
-class AsStrided(Function):
+class AsStrided(Builtin, node="AsStridedBackward0"):
     """A view's node made again after its base changed: the view's gradient, put back in place."""
-
-    node_name = "AsStridedBackward0"
-    check_gradients = False
 
     @staticmethod
     def backward(ctx, grad):

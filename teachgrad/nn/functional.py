@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from .. import functional as _tg
 from .. import ops
-from ..function import Function
+from ..function import Builtin, Function
 from ..ops.broadcast import unbroadcast
 from ..variable import Variable
 
@@ -35,17 +35,14 @@ def _check_reduction(reduction):
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-class BinaryCrossEntropyWithLogits(Function):
+# pack_order: torch packs pos_weight, self, target, weight (its saved inputs by name)
+class BinaryCrossEntropyWithLogits(Builtin, node="BinaryCrossEntropyWithLogitsBackward0",
+                                   saves=("self", "target", "weight", "pos_weight"), nondifferentiable_args=(2, 3),
+                                   pack_order=(3, 0, 1, 2)):
     """-w [p·t·log σ(x) + (1-t)·log(1-σ(x))], computed stably from logits x.
 
     d/dx = w [(1 - t + p·t)·σ(x) - p·t]   (= w (σ(x) - t) when pos_weight p is 1)
     """
-
-    node_name = "BinaryCrossEntropyWithLogitsBackward0"
-    saved_names = ("self", "target", "weight", "pos_weight")
-    pack_order = (3, 0, 1, 2)   # torch packs pos_weight, self, target, weight (its saved inputs by name)
-    check_gradients = False
-    nondifferentiable_args = (2, 3)
 
     @staticmethod
     def forward(ctx, input, target, weight, pos_weight, reduction):
@@ -99,13 +96,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
-class BinaryCrossEntropy(Function):
+class BinaryCrossEntropy(Builtin, node="BinaryCrossEntropyBackward0", saves=("self", "target", "weight"),
+                         nondifferentiable_args=(2,)):
     """-w [t·log(x) + (1-t)·log(1-x)] on probabilities x.  d/dx = w (x - t) / (x (1 - x))."""
-
-    node_name = "BinaryCrossEntropyBackward0"
-    saved_names = ("self", "target", "weight")
-    check_gradients = False
-    nondifferentiable_args = (2,)
 
     @staticmethod
     def forward(ctx, input, target, weight, reduction):
@@ -142,12 +135,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
-class MseLoss(Function):
+class MseLoss(Builtin, node="MseLossBackward0", saves=("self", "target")):
     """(x - t)²: d/dx = 2 (x - t), d/dt = -2 (x - t)."""
-
-    node_name = "MseLossBackward0"
-    saved_names = ("self", "target")
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, input, target, reduction):
@@ -198,12 +187,8 @@ def _softmax_dim(ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-class Softmax(Function):
+class Softmax(Builtin, node="SoftmaxBackward0", saves=("result",)):
     """exp(x) / sum(exp(x)) along dim.  Backward: s * (g - sum(g * s))."""
-
-    node_name = "SoftmaxBackward0"
-    saved_names = ("result",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, input, dim):
@@ -225,12 +210,8 @@ class Softmax(Function):
         return s * (tx - (tx * s).sum(ctx.dim, keepdim=True))
 
 
-class LogSoftmax(Function):
+class LogSoftmax(Builtin, node="LogSoftmaxBackward0", saves=("result",)):
     """x - log(sum(exp(x))) along dim.  Backward: g - exp(result) * sum(g)."""
-
-    node_name = "LogSoftmaxBackward0"
-    saved_names = ("result",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, input, dim):
@@ -265,13 +246,10 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return LogSoftmax.apply(input, _softmax_dim(input.dim()) if dim is None else dim)
 
 
-class NllLoss(Function):
+# saves: self: torch keeps it, its formula does not need it
+class NllLoss(Builtin, node="NllLossBackward0", saves=("self", "target", "weight", "total_weight"),
+              nondifferentiable_args=(1, 2)):
     """Negative log-likelihood: -w[c]·x[c] for each sample's class c; reduced by the total weight."""
-
-    node_name = "NllLossBackward0"
-    saved_names = ("self", "target", "weight", "total_weight")   # self: torch keeps it, its formula does not need it
-    check_gradients = False
-    nondifferentiable_args = (1, 2)
 
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction):

@@ -11,14 +11,12 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..function import Function
+from ..function import Builtin
 
 
-class _Elementwise(Function):
+class _Elementwise(Builtin, saves=("self",)):
     """f(a, *options) element by element: the gradient is grad * f'(a); f' comes from `derivative`."""
 
-    saved_names = ("self",)
-    check_gradients = False
     options = 0   # how many non-tensor arguments follow a
     kernel = None  # torch's backward kernel, kernel(grad, a, *options), for plain tensors
 
@@ -44,10 +42,9 @@ def erf_derivative(x):
     return (-x * x).exp() * (2 / math.sqrt(math.pi))
 
 
-class Erf(_Elementwise):
+class Erf(_Elementwise, node="ErfBackward0"):
     """erf(a): d/da = 2/sqrt(pi) exp(-a²)."""
 
-    node_name = "ErfBackward0"
     function = staticmethod(torch.erf)
     derivative = staticmethod(erf_derivative)
 
@@ -64,10 +61,9 @@ def gelu_derivative(x, approximate):
     return cdf + x * pdf
 
 
-class Gelu(_Elementwise):
+class Gelu(_Elementwise, node="GeluBackward0"):
     """gelu(a) = a Φ(a) (approximate='none'), or with Φ approximated by tanh (approximate='tanh')."""
 
-    node_name = "GeluBackward0"
     function = staticmethod(lambda a, approximate: F.gelu(a, approximate=approximate))
     derivative = staticmethod(gelu_derivative)
     kernel = staticmethod(lambda grad, a, approximate: torch.ops.aten.gelu_backward(grad, a, approximate=approximate))
@@ -78,10 +74,9 @@ def silu_derivative(x):
     return s * (1 + x * (1 - s))
 
 
-class Silu(_Elementwise):
+class Silu(_Elementwise, node="SiluBackward0"):
     """silu(a) = a sigmoid(a): d/da = s (1 + a (1 - s))."""
 
-    node_name = "SiluBackward0"
     function = staticmethod(F.silu)
     derivative = staticmethod(silu_derivative)
     kernel = staticmethod(torch.ops.aten.silu_backward.default)
@@ -92,10 +87,9 @@ def softplus_derivative(x, beta, threshold):
     return (x * beta).sigmoid().where(x * beta <= threshold, 1.0)
 
 
-class Softplus(_Elementwise):
+class Softplus(_Elementwise, node="SoftplusBackward0"):
     """softplus(a) = log(1 + exp(beta a)) / beta, and a itself where beta a > threshold."""
 
-    node_name = "SoftplusBackward0"
     function = staticmethod(lambda a, beta, threshold: F.softplus(a, beta, threshold))
     derivative = staticmethod(softplus_derivative)
     kernel = staticmethod(torch.ops.aten.softplus_backward.default)
@@ -110,10 +104,9 @@ def elu_derivative(x, alpha, scale, input_scale):
     return negative.where(x <= 0, float(scale))
 
 
-class Elu(_Elementwise):
+class Elu(_Elementwise, node="EluBackward0"):
     """elu(a) = a for a > 0, alpha (exp(a) - 1) otherwise (scale and input_scale as torch's selu/celu use them)."""
 
-    node_name = "EluBackward0"
     function = staticmethod(lambda a, alpha, scale, input_scale: torch.ops.aten.elu(a, alpha, scale, input_scale))
     derivative = staticmethod(elu_derivative)
     kernel = staticmethod(lambda grad, a, alpha, scale, input_scale:
@@ -124,9 +117,8 @@ def leaky_relu_derivative(x, negative_slope):
     return (x > 0).to(x.dtype) * (1 - negative_slope) + negative_slope
 
 
-class LeakyRelu(_Elementwise):
+class LeakyRelu(_Elementwise, node="LeakyReluBackward0"):
     """leaky_relu(a) = a for a > 0, negative_slope * a otherwise."""
 
-    node_name = "LeakyReluBackward0"
     function = staticmethod(lambda a, negative_slope: F.leaky_relu(a, negative_slope))
     derivative = staticmethod(leaky_relu_derivative)

@@ -7,17 +7,13 @@ import math
 
 import torch
 
-from ..function import Function
+from ..function import Builtin
 from .broadcast import number_or_none, shape_of, unbroadcast
 from ..forward_ad import times, total
 
 
-class Add(Function):
+class Add(Builtin, node="AddBackward0", numbers_are_inputs=True):
     """a + b: the gradient passes through unchanged to both."""
-
-    node_name = "AddBackward0"
-    numbers_are_inputs = True
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, b):
@@ -33,12 +29,8 @@ class Add(Function):
         return total(ta, tb)
 
 
-class Sub(Function):
+class Sub(Builtin, node="SubBackward0", numbers_are_inputs=True):
     """a - b: the gradient passes to a, negated to b."""
-
-    node_name = "SubBackward0"
-    numbers_are_inputs = True
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, b):
@@ -54,11 +46,8 @@ class Sub(Function):
         return total(ta, times(tb, -1))
 
 
-class Rsub(Function):
+class Rsub(Builtin, node="RsubBackward1"):
     """number - a, as torch records it: one input, gradient negated."""
-
-    node_name = "RsubBackward1"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, number):
@@ -73,14 +62,9 @@ class Rsub(Function):
         return -ta
 
 
-class Mul(Function):
+# pack_order: torch packs other before self (its saved inputs by name, then outputs)
+class Mul(Builtin, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
     """a * b: each input's gradient is the gradient times the other input."""
-
-    node_name = "MulBackward0"
-    saved_names = ("self", "other")
-    pack_order = (1, 0)   # torch packs other before self (its saved inputs by name, then outputs)
-    numbers_are_inputs = True
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, b):
@@ -105,14 +89,9 @@ class Mul(Function):
         return total(times(ta, b), times(tb, a))
 
 
-class Div(Function):
+# pack_order: torch packs other before self (its saved inputs by name, then outputs)
+class Div(Builtin, node="DivBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
     """a / b: d/da = 1/b, d/db = -a/b²."""
-
-    node_name = "DivBackward0"
-    saved_names = ("self", "other")
-    pack_order = (1, 0)   # torch packs other before self (its saved inputs by name, then outputs)
-    numbers_are_inputs = True
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, b):
@@ -136,18 +115,12 @@ class Div(Function):
         return total(times(ta, 1 / b), times(tb, -ctx._result / b))
 
 
-class DivByNumber(Div):
+class DivByNumber(Div, node="DivBackward1", numbers_are_inputs=False):
     """a / number, as torch's own kernels (not Python's `/`) record it."""
 
-    node_name = "DivBackward1"
-    numbers_are_inputs = False
 
-
-class Neg(Function):
+class Neg(Builtin, node="NegBackward0"):
     """-a."""
-
-    node_name = "NegBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -162,12 +135,8 @@ class Neg(Function):
         return -ta
 
 
-class Reciprocal(Function):
+class Reciprocal(Builtin, node="ReciprocalBackward0", saves=("result",)):
     """1 / a: d/da = -1/a² = -result²."""
-
-    node_name = "ReciprocalBackward0"
-    saved_names = ("result",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -186,12 +155,8 @@ class Reciprocal(Function):
         return -ta * result * result
 
 
-class Pow(Function):
+class Pow(Builtin, node="PowBackward0", saves=("self",)):
     """a ** n for a number n: d/da = n * a**(n-1)."""
-
-    node_name = "PowBackward0"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, exponent):
@@ -215,13 +180,9 @@ class Pow(Function):
         return ta * n * a ** (n - 1)
 
 
-class PowTensor(Function):
+# pack_order: torch packs exponent, self, result (its saved inputs by name, then outputs)
+class PowTensor(Builtin, node="PowBackward1", saves=("self", "exponent", "result"), pack_order=(1, 0, 2)):
     """a ** b for tensors: d/da = b * a**(b-1), d/db = a**b * log(a)."""
-
-    node_name = "PowBackward1"
-    saved_names = ("self", "exponent", "result")
-    pack_order = (1, 0, 2)   # torch packs exponent, self, result (its saved inputs by name, then outputs)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, b):
@@ -250,12 +211,8 @@ class PowTensor(Function):
         return total(ta * b * a ** (b - 1), tb * d_b)
 
 
-class PowScalarBase(Function):
+class PowScalarBase(Builtin, node="PowBackward2", saves=("exponent", "result")):
     """number ** b: d/db = number**b * log(number)."""
-
-    node_name = "PowBackward2"
-    saved_names = ("exponent", "result")
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, base, b):

@@ -8,19 +8,16 @@ are torch's. The steps and error messages mirror torch's; the code is ours.
 """
 import torch
 
-from ..function import Function
+from ..function import Builtin
 from .shape import Diagonal, Permute, Unsqueeze
 
 _LETTERS = 26
 _ELLIPSIS = 2 * _LETTERS   # the code of "..." among the label codes 0..51
 
 
-class Bmm(Function):
+# saves: in the order torch packs them
+class Bmm(Builtin, node="BmmBackward0", saves=("mat2", "self")):
     """Batched matrix product (b, n, m) @ (b, m, p): the gradients are products with the transposes."""
-
-    node_name = "BmmBackward0"
-    saved_names = ("mat2", "self")   # in the order torch packs them
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, b):

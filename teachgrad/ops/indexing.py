@@ -7,17 +7,12 @@ torch's kernels; on Variables (create_graph=True) they are the ops below, so sec
 """
 import torch
 
-from ..function import Function
+from ..function import Builtin
 from .shape import place_in_zeros
 
 
-class Gather(Function):
+class Gather(Builtin, node="GatherBackward0", saves=("index", "self"), nondifferentiable_args=(2,)):
     """a.gather(dim, index): out[i][j] = a[index[i][j]][j] (dim 0). The gradient is scatter-added back."""
-
-    node_name = "GatherBackward0"
-    saved_names = ("index", "self")
-    check_gradients = False
-    nondifferentiable_args = (2,)
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -35,14 +30,9 @@ class Gather(Function):
         return ta.gather(ctx.dim, ctx._primals[2])
 
 
-class Scatter(Function):
+class Scatter(Builtin, node="ScatterBackward0", saves=("index",), nondifferentiable_args=(2,)):
     """a.scatter(dim, index, src): a with src's elements written at index. a's gradient is the gradient
     with the overwritten places zeroed; src's is the gradient read back at index."""
-
-    node_name = "ScatterBackward0"
-    saved_names = ("index",)
-    check_gradients = False
-    nondifferentiable_args = (2,)
 
     @staticmethod
     def forward(ctx, a, dim, index, src):
@@ -63,13 +53,8 @@ class Scatter(Function):
         return ta.scatter(ctx.dim, ctx._primals[2], tsrc)
 
 
-class ScatterValue(Function):
+class ScatterValue(Builtin, node="ScatterBackward1", saves=("index",), nondifferentiable_args=(2,)):
     """a.scatter(dim, index, value) for a number: the overwritten places get no gradient."""
-
-    node_name = "ScatterBackward1"
-    saved_names = ("index",)
-    check_gradients = False
-    nondifferentiable_args = (2,)
 
     @staticmethod
     def forward(ctx, a, dim, index, value):
@@ -87,13 +72,8 @@ class ScatterValue(Function):
         return ta.scatter(ctx.dim, ctx._primals[2], 0)
 
 
-class ScatterAdd(Function):
+class ScatterAdd(Builtin, node="ScatterAddBackward0", saves=("index",), nondifferentiable_args=(2,)):
     """a.scatter_add(dim, index, src): src's elements added into a at index (repeats add up)."""
-
-    node_name = "ScatterAddBackward0"
-    saved_names = ("index",)
-    check_gradients = False
-    nondifferentiable_args = (2,)
 
     @staticmethod
     def forward(ctx, a, dim, index, src):
@@ -112,13 +92,8 @@ class ScatterAdd(Function):
         return ta.scatter_add(ctx.dim, ctx._primals[2], tsrc)
 
 
-class IndexSelect(Function):
+class IndexSelect(Builtin, node="IndexSelectBackward0", saves=("index",), nondifferentiable_args=(2,)):
     """a.index_select(dim, index): whole slices along dim, in the order index lists them (repeats add up)."""
-
-    node_name = "IndexSelectBackward0"
-    saved_names = ("index",)
-    check_gradients = False
-    nondifferentiable_args = (2,)
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -143,13 +118,8 @@ class IndexSelect(Function):
         return ta.index_select(ctx.dim, ctx._primals[2])
 
 
-class MaskedSelect(Function):
+class MaskedSelect(Builtin, node="MaskedSelectBackward0", saves=("mask", "self"), nondifferentiable_args=(1,)):
     """a.masked_select(mask): the elements where mask (broadcast with a) holds, as a 1-D tensor."""
-
-    node_name = "MaskedSelectBackward0"
-    saved_names = ("mask", "self")
-    check_gradients = False
-    nondifferentiable_args = (1,)
 
     @staticmethod
     def forward(ctx, a, mask):
@@ -170,14 +140,9 @@ class MaskedSelect(Function):
         return ta.masked_select(ctx._primals[1])
 
 
-class Embedding(Function):
+class Embedding(Builtin, node="EmbeddingBackward0", saves=("indices",), nondifferentiable_args=(1,)):
     """weight[indices]: a row of the table per index. Rows picked several times add up their gradients;
     the row `padding_idx` gets none; `scale_grad_by_freq` divides by how often each row was picked."""
-
-    node_name = "EmbeddingBackward0"
-    saved_names = ("indices",)
-    check_gradients = False
-    nondifferentiable_args = (1,)
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):

@@ -9,19 +9,15 @@ clear error, to be differentiated again (see NoDoubleBackward).
 import torch
 
 from .. import function
-from ..function import Function
+from ..function import Builtin
 
 
-class NoDoubleBackward(Function):
+class NoDoubleBackward(Builtin, node="NotImplemented", none_is_input=True):
     """Stands after a backward that teachgrad computes only once: differentiating through it raises.
 
     Like torch's node after a @once_differentiable backward, it takes each gradient (as a fresh leaf,
     so there is something to reach) and hands it on unchanged.
     """
-
-    node_name = "NotImplemented"
-    none_is_input = True
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, op, *grads):
@@ -57,17 +53,12 @@ def _data(x):
 
 # --- convolution --------------------------------------------------------------------------------
 
-class Convolution(Function):
+class Convolution(Builtin, node="ConvolutionBackward0", saves=("input", "weight"), none_is_input=True):
     """conv1d / conv2d: each output element is a weighted sum over a window of the input (torch's convolution).
 
     Backward: torch's convolution_backward kernel (the input's gradient is a transposed convolution of
     the gradient with the weight; the weight's, a convolution of the input with the gradient).
     """
-
-    node_name = "ConvolutionBackward0"
-    saved_names = ("input", "weight")
-    check_gradients = False
-    none_is_input = True
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, padding, dilation, groups):
@@ -100,16 +91,12 @@ class Convolution(Function):
 
 # --- pooling ------------------------------------------------------------------------------------
 
-class MaxPool2d(Function):
+class MaxPool2d(Builtin, node="MaxPool2DWithIndicesBackward0", saves=("self", "result1")):
     """max_pool2d: the largest element of each window, and where it was (flat index in its H×W plane).
 
     Backward: each window's gradient goes to its largest element, added where windows overlap:
     a scatter_add into the flattened planes, which works on Variables too (second derivatives).
     """
-
-    node_name = "MaxPool2DWithIndicesBackward0"
-    saved_names = ("self", "result1")
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, kernel_size, stride, padding, dilation, ceil_mode):
@@ -137,14 +124,10 @@ class MaxPool2d(Function):
         return picked.reshape(indices.shape), None
 
 
-class AvgPool2d(Function):
+class AvgPool2d(Builtin, node="AvgPool2DBackward0", saves=("self",)):
     """avg_pool2d: the mean of each window. Backward spreads each window's gradient evenly over it
     (torch's avg_pool2d_backward kernel); that is linear in the gradient, and its own backward is
     avg_pool2d again, so second derivatives work (AvgPool2dBackward)."""
-
-    node_name = "AvgPool2DBackward0"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, *options):
@@ -166,12 +149,8 @@ class AvgPool2d(Function):
         return torch.ops.aten.avg_pool2d(ta, *ctx.options)
 
 
-class AvgPool2dBackward(Function):
+class AvgPool2dBackward(Builtin, node="AvgPool2DBackwardBackward0", nondifferentiable_args=(1,)):
     """The gradient of avg_pool2d as an op of its own (for create_graph): its backward is avg_pool2d."""
-
-    node_name = "AvgPool2DBackwardBackward0"
-    check_gradients = False
-    nondifferentiable_args = (1,)
 
     @staticmethod
     def forward(ctx, grad, a, *options):
@@ -207,13 +186,10 @@ def _normalize_tangent(tx, x_hat, rstd, axes):
     return rstd * (centered - x_hat * (x_hat * centered).mean(axes, keepdim=True))
 
 
-class NativeLayerNorm(Function):
+# saves: in the order torch packs them
+class NativeLayerNorm(Builtin, node="NativeLayerNormBackward0",
+                      saves=("bias", "input", "weight", "result1", "result2"), none_is_input=True):
     """layer_norm: each sample normalized over its last dims (normalized_shape), then * weight + bias."""
-
-    node_name = "NativeLayerNormBackward0"
-    saved_names = ("bias", "input", "weight", "result1", "result2")   # in the order torch packs them
-    check_gradients = False
-    none_is_input = True
 
     @staticmethod
     def forward(ctx, input, normalized_shape, weight, bias, eps):
@@ -257,18 +233,15 @@ def _sum_over(x, dims):
     return x.sum(dims) if dims else x
 
 
-class NativeBatchNorm(Function):
+# saves: torch's packing order
+class NativeBatchNorm(Builtin, node="NativeBatchNormBackward0",
+                      saves=("input", "running_mean", "running_var", "weight", "result1", "result2"),
+                      none_is_input=True, nondifferentiable_args=(3, 4)):
     """batch_norm: each channel (dim 1) normalized over the batch and the other dims, then * weight + bias.
 
     Training: by the batch's mean and (biased) variance, and the running stats are updated in place by
     torch's kernel (with the unbiased variance), as torch does. Eval: by the running stats.
     """
-
-    node_name = "NativeBatchNormBackward0"
-    saved_names = ("input", "running_mean", "running_var", "weight", "result1", "result2")   # torch's packing order
-    check_gradients = False
-    none_is_input = True
-    nondifferentiable_args = (3, 4)
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -321,12 +294,8 @@ class NativeBatchNorm(Function):
 
 # --- dropout on accelerators --------------------------------------------------------------------
 
-class NativeDropout(Function):
+class NativeDropout(Builtin, node="NativeDropoutBackward0", saves=("result1",)):
     """torch's fused dropout kernel, which torch uses off the CPU: input * mask / (1 - p)."""
-
-    node_name = "NativeDropoutBackward0"
-    saved_names = ("result1",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, input, p, train):

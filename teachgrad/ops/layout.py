@@ -3,17 +3,14 @@ Each backward undoes the arrangement on the gradient (derivatives.yaml's repeat_
 """
 import torch
 
-from ..function import Function
+from ..function import Builtin
 
 
-class Repeat(Function):
+class Repeat(Builtin, node="RepeatBackward0"):
     """a.repeat(*repeats): a tiled repeats[i] times along each dim (leading repeats add new dims).
 
     Backward: the gradient cut into its tiles, which are summed.
     """
-
-    node_name = "RepeatBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, repeats):
@@ -38,11 +35,8 @@ class Repeat(Function):
         return ta.repeat(ctx.repeats)
 
 
-class Flip(Function):
+class Flip(Builtin, node="FlipBackward0"):
     """a.flip(dims): the order reversed along dims; the gradient is flipped back."""
-
-    node_name = "FlipBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -58,11 +52,8 @@ class Flip(Function):
         return ta.flip(ctx.dims)
 
 
-class Roll(Function):
+class Roll(Builtin, node="RollBackward0"):
     """a.roll(shifts, dims): elements shifted cyclically; the gradient is rolled back by -shifts."""
-
-    node_name = "RollBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, shifts, dims):
@@ -79,11 +70,8 @@ class Roll(Function):
         return ta.roll(ctx.shifts, ctx.dims)
 
 
-class Tril(Function):
+class Tril(Builtin, node="TrilBackward0"):
     """a.tril(diagonal): the lower triangle kept, the rest zeroed; the gradient likewise."""
-
-    node_name = "TrilBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, diagonal):
@@ -99,11 +87,8 @@ class Tril(Function):
         return ta.tril(ctx.diagonal)
 
 
-class Triu(Function):
+class Triu(Builtin, node="TriuBackward0"):
     """a.triu(diagonal): the upper triangle kept, the rest zeroed; the gradient likewise."""
-
-    node_name = "TriuBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, diagonal):
@@ -119,12 +104,9 @@ class Triu(Function):
         return ta.triu(ctx.diagonal)
 
 
-class ConstantPadNd(Function):
+class ConstantPadNd(Builtin, node="ConstantPadNdBackward0"):
     """F.pad(a, pad, value=v): a surrounded by v (pad lists (left, right) amounts from the last dim back;
     negative amounts crop). Backward crops the gradient back: a pad by the negated amounts."""
-
-    node_name = "ConstantPadNdBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, pad, value):

@@ -1,5 +1,5 @@
 """Matrix products. For C = A @ B:  dA = dC @ Bᵀ  and  dB = Aᵀ @ dC."""
-from ..function import Function
+from ..function import Builtin
 from .broadcast import unbroadcast
 from .shape import SqueezeDim, Unsqueeze, UnsafeView, reshape
 
@@ -26,13 +26,9 @@ def _mm_grad_b(grad, a, column_major):
     return grad.t().mm(a).t() if column_major else a.t().mm(grad)
 
 
-class Mm(Function):
+# pack_order: torch packs mat2 before self (its saved inputs by name, then outputs)
+class Mm(Builtin, node="MmBackward0", saves=("self", "mat2"), pack_order=(1, 0)):
     """Matrix @ matrix."""
-
-    node_name = "MmBackward0"
-    saved_names = ("self", "mat2")
-    pack_order = (1, 0)   # torch packs mat2 before self (its saved inputs by name, then outputs)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, b):
@@ -53,12 +49,8 @@ class Mm(Function):
         return ta.mm(b) + a.mm(tb)
 
 
-class Mv(Function):
+class Mv(Builtin, node="MvBackward0", saves=("self", "vec")):
     """Matrix @ vector."""
-
-    node_name = "MvBackward0"
-    saved_names = ("self", "vec")
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, v):
@@ -78,12 +70,8 @@ class Mv(Function):
         return ta.mv(v) + a.mv(tv)
 
 
-class Dot(Function):
+class Dot(Builtin, node="DotBackward0", saves=("self", "tensor")):
     """Vector · vector."""
-
-    node_name = "DotBackward0"
-    saved_names = ("self", "tensor")
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, b):
@@ -102,12 +90,8 @@ class Dot(Function):
         return ta.dot(b) + a.dot(tb)
 
 
-class Addmm(Function):
+class Addmm(Builtin, node="AddmmBackward0", saves=("mat1", "mat2")):
     """bias + A @ B in one op (what `linear` records for a batch)."""
-
-    node_name = "AddmmBackward0"
-    saved_names = ("mat1", "mat2")
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, bias, a, b):
@@ -130,19 +114,13 @@ class Addmm(Function):
         return tbias + ta.mm(b) + a.mm(tb)
 
 
-class MatmulSqueeze(SqueezeDim):
+class MatmulSqueeze(SqueezeDim, node="SqueezeBackward4"):
     """The squeeze at the end of vector @ matrix; torch squeezes in place there and names it so."""
 
-    node_name = "SqueezeBackward4"
 
-
-class Matmul(Function):
+# pack_order: torch packs other before self (its saved inputs by name, then outputs)
+class Matmul(Builtin, node="MatmulBackward0", saves=("self", "other"), pack_order=(1, 0)):
     """Batched matrix products with broadcasting, for shapes the cases in `matmul` do not cover."""
-
-    node_name = "MatmulBackward0"
-    saved_names = ("self", "other")
-    pack_order = (1, 0)   # torch packs other before self (its saved inputs by name, then outputs)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, b):

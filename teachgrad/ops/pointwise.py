@@ -1,17 +1,13 @@
 """Element-wise functions: each gradient is the incoming gradient times the local derivative."""
 import torch
 
-from ..function import Function
+from ..function import Builtin
 from .broadcast import shape_of, unbroadcast
 from ..forward_ad import times, total
 
 
-class Exp(Function):
+class Exp(Builtin, node="ExpBackward0", saves=("result",)):
     """exp(a): its own derivative, so the result is saved."""
-
-    node_name = "ExpBackward0"
-    saved_names = ("result",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -29,12 +25,8 @@ class Exp(Function):
         return ta * ctx._result
 
 
-class Log(Function):
+class Log(Builtin, node="LogBackward0", saves=("self",)):
     """log(a): d/da = 1/a."""
-
-    node_name = "LogBackward0"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -52,12 +44,8 @@ class Log(Function):
         return ta / a
 
 
-class Sqrt(Function):
+class Sqrt(Builtin, node="SqrtBackward0", saves=("result",)):
     """sqrt(a): d/da = 1 / (2 sqrt(a))."""
-
-    node_name = "SqrtBackward0"
-    saved_names = ("result",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -75,12 +63,8 @@ class Sqrt(Function):
         return ta / (2 * ctx._result)
 
 
-class Sin(Function):
+class Sin(Builtin, node="SinBackward0", saves=("self",)):
     """sin(a): d/da = cos(a)."""
-
-    node_name = "SinBackward0"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -98,12 +82,8 @@ class Sin(Function):
         return ta * a.cos()
 
 
-class Cos(Function):
+class Cos(Builtin, node="CosBackward0", saves=("self",)):
     """cos(a): d/da = -sin(a)."""
-
-    node_name = "CosBackward0"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -126,12 +106,8 @@ _tanh_backward = torch.ops.aten.tanh_backward.default
 _sigmoid_backward = torch.ops.aten.sigmoid_backward.default
 
 
-class Tanh(Function):
+class Tanh(Builtin, node="TanhBackward0", saves=("result",)):
     """tanh(a): d/da = 1 - tanh(a)²."""
-
-    node_name = "TanhBackward0"
-    saved_names = ("result",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -152,12 +128,8 @@ class Tanh(Function):
         return ta * (1 - result * result)
 
 
-class Sigmoid(Function):
+class Sigmoid(Builtin, node="SigmoidBackward0", saves=("result",)):
     """sigmoid(a) = 1 / (1 + exp(-a)): d/da = s (1 - s)."""
-
-    node_name = "SigmoidBackward0"
-    saved_names = ("result",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -191,12 +163,8 @@ def threshold_backward(grad, result):
     return grad.where(result > 0, 0.0)
 
 
-class Relu(Function):
+class Relu(Builtin, node="ReluBackward0", saves=("result",)):
     """max(a, 0): the gradient passes where the result is positive."""
-
-    node_name = "ReluBackward0"
-    saved_names = ("result",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -214,11 +182,8 @@ class Relu(Function):
         return ta.where(ctx._result > 0, 0.0)
 
 
-class Sign(Function):
+class Sign(Builtin, node="SignBackward0"):
     """sign(a): flat almost everywhere, so its gradient is zero."""
-
-    node_name = "SignBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -233,12 +198,8 @@ class Sign(Function):
         return torch.zeros_like(ta)
 
 
-class Abs(Function):
+class Abs(Builtin, node="AbsBackward0", saves=("self",)):
     """|a|: d/da = sign(a) (0 at 0, as in torch)."""
-
-    node_name = "AbsBackward0"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -256,12 +217,8 @@ class Abs(Function):
         return ta * a.sign()
 
 
-class Clamp(Function):
+class Clamp(Builtin, node="ClampBackward1", saves=("self",)):
     """a limited to [min, max] (numbers): the gradient passes where a is inside the range."""
-
-    node_name = "ClampBackward1"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, min, max):
@@ -280,30 +237,23 @@ class Clamp(Function):
         return ta.where(_inside(a, low, high), 0.0)
 
 
-class ClampMin(Clamp):
+class ClampMin(Clamp, node="ClampMinBackward0"):
     """a.clamp(min=number) and a.clamp_min(number), as torch records them."""
 
-    node_name = "ClampMinBackward0"
 
-
-class ClampMax(Clamp):
+class ClampMax(Clamp, node="ClampMaxBackward0"):
     """a.clamp_max(number), as torch records it."""
 
-    node_name = "ClampMaxBackward0"
 
-
-class ClampTensor(Function):
+# pack_order: torch packs max, min, self (its saved inputs by name, then outputs)
+# none_is_input: a bound left out still has its (empty) edge, as torch's Tensor? arguments
+class ClampTensor(Builtin, node="ClampBackward0", saves=("self", "min", "max"), none_is_input=True,
+                  pack_order=(2, 1, 0)):
     """a limited to [min, max] given as tensors, which may require grad themselves.
 
     The gradient goes to a where it is inside the range, to min where a is below it and to max
     where a is above it (to max alone where min > max), as torch's derivatives.yaml says.
     """
-
-    node_name = "ClampBackward0"
-    saved_names = ("self", "min", "max")
-    pack_order = (2, 1, 0)   # torch packs max, min, self (its saved inputs by name, then outputs)
-    check_gradients = False
-    none_is_input = True   # a bound left out still has its (empty) edge, as torch's Tensor? arguments
 
     @staticmethod
     def forward(ctx, a, min, max):
@@ -342,15 +292,12 @@ def _inside(a, low, high):
     return (a >= low) if low is not None else (a <= high)
 
 
-class _Pick(Function):
+# pack_order: torch packs other before self (its saved inputs by name, then outputs)
+class _Pick(Builtin, saves=("self", "other"), pack_order=(1, 0)):
     """Element-wise max or min of a and b: the gradient goes to the one picked, halved on ties.
 
     As torch: where(a == b, grad / 2, grad), zeroed for the input that lost (NaN loses to no one).
     """
-
-    saved_names = ("self", "other")
-    pack_order = (1, 0)   # torch packs other before self (its saved inputs by name, then outputs)
-    check_gradients = False
 
     @classmethod
     def forward(cls, ctx, a, b):
@@ -373,25 +320,18 @@ class _Pick(Function):
         return total(times(ta, share), times(tb, 1 - share))
 
 
-class Maximum(_Pick):
-    node_name = "MaximumBackward0"
+class Maximum(_Pick, node="MaximumBackward0"):
     pick = staticmethod(torch.maximum)
     loses = staticmethod(lambda x, y: x < y)
 
 
-class Minimum(_Pick):
-    node_name = "MinimumBackward0"
+class Minimum(_Pick, node="MinimumBackward0"):
     pick = staticmethod(torch.minimum)
     loses = staticmethod(lambda x, y: x > y)
 
 
-class Where(Function):
+class Where(Builtin, node="WhereBackward0", saves=("condition",), nondifferentiable_args=(0,)):
     """where(condition, a, b): the gradient goes to a where the condition holds, else to b."""
-
-    node_name = "WhereBackward0"
-    saved_names = ("condition",)
-    check_gradients = False
-    nondifferentiable_args = (0,)
 
     @staticmethod
     def forward(ctx, condition, a, b):
@@ -413,31 +353,20 @@ class Where(Function):
         return torch.where(condition, 0.0 if ta is None else ta, 0.0 if tb is None else tb)
 
 
-class ClampMinTensor(ClampTensor):
+# pack_order: min before self (saved: self, min, and None for the missing max)
+class ClampMinTensor(ClampTensor, node="ClampMinBackward1", saves=("self", "min"), none_is_input=False,
+                     pack_order=(1, 0)):
     """a.clamp_min(tensor): torch records it as a node of its own, with two inputs."""
 
-    node_name = "ClampMinBackward1"
-    saved_names = ("self", "min")
-    pack_order = (1, 0)      # min before self (saved: self, min, and None for the missing max)
-    none_is_input = False
 
-
-class ClampMaxTensor(ClampTensor):
+# pack_order: max before self (saved: self, None for the missing min, max)
+class ClampMaxTensor(ClampTensor, node="ClampMaxBackward1", saves=("self", "max"), none_is_input=False,
+                     pack_order=(2, 0)):
     """a.clamp_max(tensor), likewise: the bound is the third argument, with no edge for the missing min."""
 
-    node_name = "ClampMaxBackward1"
-    saved_names = ("self", "max")
-    pack_order = (2, 0)      # max before self (saved: self, None for the missing min, max)
-    none_is_input = False
 
-
-class MaskedFill(Function):
+class MaskedFill(Builtin, node="MaskedFillBackward0", saves=("mask",), nondifferentiable_args=(1,)):
     """a with `value` written where `mask` holds: the gradient passes where it does not."""
-
-    node_name = "MaskedFillBackward0"
-    saved_names = ("mask",)
-    check_gradients = False
-    nondifferentiable_args = (1,)
 
     @staticmethod
     def forward(ctx, a, mask, value):

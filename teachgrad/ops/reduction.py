@@ -1,7 +1,7 @@
 """Reductions: sum, mean, max, min. Backward spreads the gradient back over the reduced elements."""
 import torch
 
-from ..function import Function
+from ..function import Builtin
 
 
 def _restore_dims(grad, dims, ndim, keepdim):
@@ -17,11 +17,8 @@ def _dims(dim):
     return tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
 
 
-class Sum(Function):
+class Sum(Builtin, node="SumBackward0"):
     """Sum of all elements: each element gets the whole gradient."""
-
-    node_name = "SumBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -37,11 +34,8 @@ class Sum(Function):
         return ta.sum()
 
 
-class SumDim(Function):
+class SumDim(Builtin, node="SumBackward1"):
     """Sum over `dim`: the gradient is copied along the summed dimensions."""
-
-    node_name = "SumBackward1"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, dim, keepdim):
@@ -58,11 +52,8 @@ class SumDim(Function):
         return ta.sum(ctx.dims, keepdim=ctx.keepdim)
 
 
-class Mean(Function):
+class Mean(Builtin, node="MeanBackward0"):
     """Mean of all elements: each element gets gradient / count."""
-
-    node_name = "MeanBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -78,11 +69,8 @@ class Mean(Function):
         return ta.mean()
 
 
-class MeanDim(Function):
+class MeanDim(Builtin, node="MeanBackward1"):
     """Mean over `dim`: the gradient divided by the count, copied along those dimensions."""
-
-    node_name = "MeanBackward1"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, dim, keepdim):
@@ -101,15 +89,13 @@ class MeanDim(Function):
         return ta.mean(ctx.dims, keepdim=ctx.keepdim)
 
 
-class _Extreme(Function):
+class _Extreme(Builtin, saves=("self", "result")):
     """max/min of all elements: the gradient is shared evenly among the elements that reach it.
 
     Those elements are the ones equal to the result, or the NaNs when the result is NaN
     (torch's evenly_distribute_backward); the others get exactly 0, whatever the gradient.
     """
 
-    check_gradients = False
-    saved_names = ("self", "result")
     reduce = None
 
     @classmethod
@@ -132,21 +118,17 @@ class _Extreme(Function):
         return (ta * hits).sum() / hits.sum()
 
 
-class Max(_Extreme):
-    node_name = "MaxBackward1"
+class Max(_Extreme, node="MaxBackward1"):
     reduce = staticmethod(torch.max)
 
 
-class Min(_Extreme):
-    node_name = "MinBackward1"
+class Min(_Extreme, node="MinBackward1"):
     reduce = staticmethod(torch.min)
 
 
-class _ExtremeDim(Function):
+class _ExtremeDim(Builtin, saves=("indices",)):
     """max/min along `dim`: returns (values, indices); the gradient goes to the chosen index."""
 
-    check_gradients = False
-    saved_names = ("indices",)
     reduce = None
 
     @classmethod
@@ -174,25 +156,19 @@ class _ExtremeDim(Function):
         return (picked if ctx.keepdim or not len(ctx.shape) else picked.squeeze(ctx.dim)), None
 
 
-class MaxDim(_ExtremeDim):
-    node_name = "MaxBackward0"
+class MaxDim(_ExtremeDim, node="MaxBackward0"):
     reduce = staticmethod(torch.max)
 
 
-class MinDim(_ExtremeDim):
-    node_name = "MinBackward0"
+class MinDim(_ExtremeDim, node="MinBackward0"):
     reduce = staticmethod(torch.min)
 
 
-class Norm(Function):
+class Norm(Builtin, node="LinalgVectorNormBackward0", saves=("self", "result")):
     """The p-norm (sum |a|^p)^(1/p), of all elements or along `dim`.
 
     d/da = a |a|^(p-2) / norm^(p-1): a / norm for p = 2, sign(a) for p = 1; 0 where the norm is 0.
     """
-
-    node_name = "LinalgVectorNormBackward0"
-    saved_names = ("self", "result")
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, p, dim, keepdim):

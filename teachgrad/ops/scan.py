@@ -6,7 +6,7 @@ the position each value came from; the indices get none).
 """
 import torch
 
-from ..function import Function
+from ..function import Builtin
 
 
 def reversed_cumsum(x, dim):
@@ -14,11 +14,8 @@ def reversed_cumsum(x, dim):
     return x.flip(dim).cumsum(dim).flip(dim)
 
 
-class Cumsum(Function):
+class Cumsum(Builtin, node="CumsumBackward0"):
     """a.cumsum(dim): out[i] = a[0] + ... + a[i]. Each a[k] reaches every out[i] with i >= k."""
-
-    node_name = "CumsumBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, dim, dtype):
@@ -42,17 +39,13 @@ def _without(a, dim, k):
     return a.where(position != k, 1.0)
 
 
-class Cumprod(Function):
+class Cumprod(Builtin, node="CumprodBackward0", saves=("self", "result")):
     """a.cumprod(dim): out[i] = a[0] * ... * a[i].
 
     d out[i] / d a[k] = product of a[j], j <= i, j != k (for i >= k). Without zeros that is out[i] / a[k],
     so the gradient is a reversed cumsum of grad * out, divided by a. With zeros in a, the products
     leaving each a[k] out are formed one k at a time (exact, if slower; torch has a cleverer O(n) way).
     """
-
-    node_name = "CumprodBackward0"
-    saved_names = ("self", "result")
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, dim, dtype):
@@ -97,11 +90,8 @@ def _cat(pieces, dim):
     return Cat.apply(dim, *pieces)
 
 
-class _ValueSelecting(Function):
+class _ValueSelecting(Builtin, saves=("indices",)):
     """Base of sort and topk: (values, indices); a value's gradient goes back to where it was taken from."""
-
-    saved_names = ("indices",)
-    check_gradients = False
 
     @classmethod
     def forward(cls, ctx, a, *args):
@@ -127,25 +117,22 @@ class _ValueSelecting(Function):
         return ta.gather(ctx.dim, indices), None
 
 
-class Sort(_ValueSelecting):
+class Sort(_ValueSelecting, node="SortBackward0"):
     """a.sort(dim, descending, stable): the values in order, and where each came from."""
 
-    node_name = "SortBackward0"
     extra_args = 3
     select = staticmethod(lambda a, dim, descending, stable: torch.sort(a, dim=dim, descending=descending, stable=stable))
     dim_of = staticmethod(lambda dim, descending, stable: dim)
 
 
-class Topk(_ValueSelecting):
+class Topk(_ValueSelecting, node="TopkBackward0"):
     """a.topk(k, dim, largest, sorted): the k largest (or smallest) values along dim, and their indices."""
 
-    node_name = "TopkBackward0"
     extra_args = 4
     select = staticmethod(lambda a, k, dim, largest, sorted: torch.topk(a, k, dim, largest, sorted))
     dim_of = staticmethod(lambda k, dim, largest, sorted: dim)
 
 
-class SortStable(Sort):
+class SortStable(Sort, node="SortBackward1"):
     """a.sort(stable=..., ...): torch records the `stable` overload under its own name."""
 
-    node_name = "SortBackward1"

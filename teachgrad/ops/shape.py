@@ -5,7 +5,7 @@ Their backward puts each gradient element back where its input element came from
 import torch
 
 from .. import function
-from ..function import Function
+from ..function import Builtin
 
 
 def wrap_dim(dim, ndim):
@@ -18,12 +18,8 @@ def wrap_dim(dim, ndim):
     return dim % bound
 
 
-class T(Function):
+class T(Builtin, node="TBackward0", is_view=True):
     """a.t(): transpose a matrix; the gradient is transposed back."""
-
-    node_name = "TBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a):
@@ -38,12 +34,8 @@ class T(Function):
         return ta.t()
 
 
-class Transpose(Function):
+class Transpose(Builtin, node="TransposeBackward0", is_view=True):
     """Swap two dimensions; the gradient swaps them back."""
-
-    node_name = "TransposeBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a, dim0, dim1):
@@ -59,12 +51,8 @@ class Transpose(Function):
         return ta.transpose(*ctx.dims)
 
 
-class Permute(Function):
+class Permute(Builtin, node="PermuteBackward0", is_view=True):
     """Reorder dimensions; the gradient gets the inverse order."""
-
-    node_name = "PermuteBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -81,12 +69,8 @@ class Permute(Function):
         return ta.permute(dims)
 
 
-class View(Function):
+class View(Builtin, node="ViewBackward0", is_view=True):
     """The same elements seen with another shape; the gradient is reshaped back."""
-
-    node_name = "ViewBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -102,18 +86,12 @@ class View(Function):
         return ta.reshape(ctx._result.shape)
 
 
-class UnsafeView(View):
+class UnsafeView(View, node="UnsafeViewBackward0", is_view=False):
     """A reshape of a fresh copy (what torch's reshape and matmul record): not a view of anything."""
 
-    node_name = "UnsafeViewBackward0"
-    is_view = False
 
-
-class Clone(Function):
+class Clone(Builtin, node="CloneBackward0"):
     """A copy: the gradient passes through."""
-
-    node_name = "CloneBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, memory_format):
@@ -128,11 +106,9 @@ class Clone(Function):
         return ta.clone(memory_format=ctx._primals[1])
 
 
-class ReshapeAlias(View):
+class ReshapeAlias(View, node="ReshapeAliasBackward0"):
     """a.reshape(shape) of a non-contiguous tensor whose layout still allows a view: torch records
     `_reshape_alias` (the same view, under another name)."""
-
-    node_name = "ReshapeAliasBackward0"
 
 
 def reshape(a, shape):
@@ -147,12 +123,8 @@ def reshape(a, shape):
     return ReshapeAlias.apply(a, shape)
 
 
-class Unsqueeze(Function):
+class Unsqueeze(Builtin, node="UnsqueezeBackward0", is_view=True):
     """Insert a dimension of size 1; the gradient squeezes it away."""
-
-    node_name = "UnsqueezeBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -168,12 +140,8 @@ class Unsqueeze(Function):
         return ta.unsqueeze(ctx.dim)
 
 
-class Squeeze(Function):
+class Squeeze(Builtin, node="SqueezeBackward0", is_view=True):
     """Remove every dimension of size 1; the gradient is reshaped back."""
-
-    node_name = "SqueezeBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a):
@@ -189,12 +157,8 @@ class Squeeze(Function):
         return ta.reshape(ctx._result.shape)
 
 
-class SqueezeDim(Function):
+class SqueezeDim(Builtin, node="SqueezeBackward1", is_view=True):
     """Remove dimension `dim` if it has size 1."""
-
-    node_name = "SqueezeBackward1"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -210,12 +174,8 @@ class SqueezeDim(Function):
         return ta.reshape(ctx._result.shape)
 
 
-class Expand(Function):
+class Expand(Builtin, node="ExpandBackward0", is_view=True):
     """Repeat size-1 dimensions without copying; the gradient sums the repeats."""
-
-    node_name = "ExpandBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -231,14 +191,11 @@ class Expand(Function):
         return ta.expand(ctx._result.shape)
 
 
-class CopyGrad(Function):
+class CopyGrad(Builtin, node="CopyBackwards"):
     """`dst.copy_(src)` into a fresh tensor: how a leaf keeps its first gradient under create_graph.
 
     Its node has an edge to nothing for `dst` (torch's CopyBackwards); `src` gets the gradient.
     """
-
-    node_name = "CopyBackwards"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, dst, src):
@@ -250,11 +207,8 @@ class CopyGrad(Function):
         return None, grad.to(ctx.dtype)
 
 
-class ToCopy(Function):
+class ToCopy(Builtin, node="ToCopyBackward0"):
     """A copy on another device or with another dtype; the gradient goes back to the original's."""
-
-    node_name = "ToCopyBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, device, dtype):
@@ -271,11 +225,9 @@ class ToCopy(Function):
         return ta.to(device=result.device, dtype=result.dtype)
 
 
-class ToFreshCopy(ToCopy):
+class ToFreshCopy(ToCopy, node="ToCopyBackward0"):
     """`to(memory_format=...)` or `to(..., copy=True)`: always a new tensor, laid out as asked
     (channels_last, say), even on the same device with the same dtype. The same node as ToCopy's."""
-
-    node_name = "ToCopyBackward0"
 
     @staticmethod
     def forward(ctx, a, device, dtype, memory_format):
@@ -315,11 +267,8 @@ def python_index(indices):
     return tuple(slice(None) if i is None else i for i in indices)
 
 
-class PlaceInZeros(Function):
+class PlaceInZeros(Builtin, node="IndexPutBackward0"):
     """Writes a gradient into zeros at an index; its own gradient reads that index back."""
-
-    node_name = "IndexPutBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, grad, shape, index, accumulate):
@@ -336,10 +285,9 @@ class PlaceInZeros(Function):
         return _place(tgrad, shape, index, accumulate)
 
 
-class _Indexing(Function):
+class _Indexing(Builtin):
     """Base of the indexing ops: forward reads a[index], backward writes the gradient there."""
 
-    check_gradients = False
     accumulate = False
 
     @classmethod
@@ -356,26 +304,16 @@ class _Indexing(Function):
         return ta[ctx.index]
 
 
-class Select(_Indexing):
+class Select(_Indexing, node="SelectBackward0", is_view=True):
     """a[..., i, ...]: one position along a dimension, which disappears."""
 
-    node_name = "SelectBackward0"
-    is_view = True
 
-
-class Slice(_Indexing):
+class Slice(_Indexing, node="SliceBackward0", is_view=True):
     """a[..., start:stop:step, ...]: a range along a dimension."""
 
-    node_name = "SliceBackward0"
-    is_view = True
 
-
-class Alias(Function):
+class Alias(Builtin, node="AliasBackward0", is_view=True):
     """a[...]: all of a, as a new view of it."""
-
-    node_name = "AliasBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a):
@@ -390,12 +328,8 @@ class Alias(Function):
         return ta[...]
 
 
-class Diagonal(Function):
+class Diagonal(Builtin, node="DiagonalBackward0", is_view=True):
     """a.diagonal(offset, dim1, dim2): the elements a[..., i, i + offset, ...], a view."""
-
-    node_name = "DiagonalBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a, offset, dim1, dim2):
@@ -413,12 +347,8 @@ class Diagonal(Function):
         return ta.diagonal(*ctx.args)
 
 
-class Unbind(Function):
+class Unbind(Builtin, node="UnbindBackward0", is_view=True):
     """a.unbind(dim): every position along dim, as separate views; their gradients are stacked back."""
-
-    node_name = "UnbindBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -439,12 +369,8 @@ class Unbind(Function):
         return ta.unbind(ctx.dim)
 
 
-class Split(Function):
+class Split(Builtin, node="SplitBackward0", is_view=True):
     """a.split(size, dim) and a.chunk(n, dim): consecutive pieces as views; gradients are joined back."""
-
-    node_name = "SplitBackward0"
-    check_gradients = False
-    is_view = True
 
     @staticmethod
     def forward(ctx, a, sizes, dim):
@@ -467,10 +393,8 @@ class Split(Function):
         return tuple(ta.split([r.shape[ctx.dim] for r in ctx._result], ctx.dim))
 
 
-class SplitWithSizes(Split):
+class SplitWithSizes(Split, node="SplitWithSizesBackward0"):
     """a.split([sizes], dim): pieces of the sizes listed."""
-
-    node_name = "SplitWithSizesBackward0"
 
 
 def _join(join, Join, dim, grads):
@@ -480,15 +404,11 @@ def _join(join, Join, dim, grads):
     return Join.apply(dim, *grads)
 
 
-class Index(Function):
+class Index(Builtin, node="IndexBackward0", saves=("indices[]",)):
     """a[tensors]: positions chosen by integer or boolean tensors (repeats add up in backward).
 
     `indices` holds one entry per dimension it indexes: an index tensor, or None for one taken whole.
     """
-
-    node_name = "IndexBackward0"
-    check_gradients = False
-    saved_names = ("indices[]",)
 
     @staticmethod
     def forward(ctx, a, indices):
@@ -605,11 +525,8 @@ def copy_to(dst, value):
 
 # --- joining ----------------------------------------------------------------------------------
 
-class Cat(Function):
+class Cat(Builtin, node="CatBackward0"):
     """Join tensors along an existing dimension; the gradient is cut back into pieces."""
-
-    node_name = "CatBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, dim, *tensors):
@@ -629,11 +546,8 @@ class Cat(Function):
         return torch.cat(tangents, ctx.dim)
 
 
-class Stack(Function):
+class Stack(Builtin, node="StackBackward0"):
     """Join tensors along a new dimension; each gets its slice of the gradient."""
-
-    node_name = "StackBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, dim, *tensors):

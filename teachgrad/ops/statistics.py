@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from ..function import Function
+from ..function import Builtin
 from .reduction import _restore_dims
 
 
@@ -49,12 +49,8 @@ def _var_tangent(ta, a, dims, correction, keepdim):
     return per_element.sum() if dims is None else per_element.sum(dims, keepdim=keepdim)
 
 
-class Var(Function):
+class Var(Builtin, node="VarBackward0", saves=("self",)):
     """a.var(dim, correction=c): sum((a - mean)²) / (n - c)."""
-
-    node_name = "VarBackward0"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, dim, correction, keepdim):
@@ -72,12 +68,8 @@ class Var(Function):
         return _var_tangent(ta, ctx._primals[0], ctx.dims, ctx.correction, ctx.keepdim)
 
 
-class Std(Function):
+class Std(Builtin, node="StdBackward0", saves=("self", "result")):
     """a.std(...) = sqrt(var): the gradient is var's times 1 / (2 std), and 0 where std is 0."""
-
-    node_name = "StdBackward0"
-    saved_names = ("self", "result")
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, dim, correction, keepdim):
@@ -98,12 +90,8 @@ class Std(Function):
         return tangent / (2 * ctx._result)
 
 
-class Logsumexp(Function):
+class Logsumexp(Builtin, node="LogsumexpBackward0", saves=("self", "result")):
     """log(sum(exp(a))) along dim: d/da = exp(a - result), the softmax of a."""
-
-    node_name = "LogsumexpBackward0"
-    saved_names = ("self", "result")
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, dim, keepdim):
@@ -125,16 +113,12 @@ class Logsumexp(Function):
         return (ta * (a - result).exp()).sum(ctx.dims, keepdim=ctx.keepdim)
 
 
-class Histogram(Function):
+class Histogram(Builtin, node="NotImplemented", qualified_name="torch::autograd::NotImplemented"):
     """torch.histogram: the count (or density) in each bin, and the bins' edges.
 
     torch has no derivative for it, yet its outputs require grad when the input does: they hang off a
     node named NotImplemented whose backward raises. teachgrad records the same.
     """
-
-    node_name = "NotImplemented"
-    qualified_name = "torch::autograd::NotImplemented"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, bins, range, weight, density):

@@ -1,15 +1,11 @@
 """More element-wise functions: log10, log2, log1p, expm1 (formulas from torch's derivatives.yaml)."""
 import math
 
-from ..function import Function
+from ..function import Builtin
 
 
-class Log10(Function):
+class Log10(Builtin, node="Log10Backward0", saves=("self",)):
     """log10(a): d/da = 1 / (a ln 10)."""
-
-    node_name = "Log10Backward0"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -26,12 +22,8 @@ class Log10(Function):
         return ta / (ctx._primals[0] * math.log(10.0))
 
 
-class Log2(Function):
+class Log2(Builtin, node="Log2Backward0", saves=("self",)):
     """log2(a): d/da = 1 / (a ln 2)."""
-
-    node_name = "Log2Backward0"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -48,12 +40,8 @@ class Log2(Function):
         return ta / (ctx._primals[0] * math.log(2.0))
 
 
-class Log1p(Function):
+class Log1p(Builtin, node="Log1PBackward0", saves=("self",)):
     """log(1 + a), accurate for small a: d/da = 1 / (1 + a)."""
-
-    node_name = "Log1PBackward0"
-    saved_names = ("self",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -70,12 +58,8 @@ class Log1p(Function):
         return ta / (ctx._primals[0] + 1)
 
 
-class Expm1(Function):
+class Expm1(Builtin, node="Expm1Backward0", saves=("result",)):
     """exp(a) - 1, accurate for small a: d/da = exp(a) = result + 1."""
-
-    node_name = "Expm1Backward0"
-    saved_names = ("result",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -93,12 +77,8 @@ class Expm1(Function):
         return ta * (ctx._result + 1)
 
 
-class Rsqrt(Function):
+class Rsqrt(Builtin, node="RsqrtBackward0", saves=("result",)):
     """1 / sqrt(a): d/da = -1/2 a^(-3/2) = -result³ / 2."""
-
-    node_name = "RsqrtBackward0"
-    saved_names = ("result",)
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):

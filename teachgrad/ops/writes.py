@@ -5,16 +5,13 @@ overwritten gets no gradient; what was written gets the gradient of the places i
 """
 import torch
 
-from ..function import Function
+from ..function import Builtin
 from .broadcast import unbroadcast
 from .shape import plain_index, python_index
 
 
-class Zero(Function):
+class Zero(Builtin, node="ZeroBackward0"):
     """x.zero_(): every element overwritten, so none of the old values gets a gradient."""
-
-    node_name = "ZeroBackward0"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a):
@@ -29,11 +26,8 @@ class Zero(Function):
         return torch.zeros_like(ta)
 
 
-class Fill(Function):
+class Fill(Builtin, node="FillBackward2"):
     """x.fill_(number): like zero_, with another number."""
-
-    node_name = "FillBackward2"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, value):
@@ -48,11 +42,8 @@ class Fill(Function):
         return torch.zeros_like(ta)
 
 
-class FillTensor(Function):
+class FillTensor(Builtin, node="FillBackward3"):
     """x.fill_(t) with a 0-dim tensor t: every element is t, so t's gradient is the sum of all."""
-
-    node_name = "FillBackward3"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, value):
@@ -67,12 +58,8 @@ class FillTensor(Function):
         return tvalue.expand(ta.shape).clone()
 
 
-class Copy(Function):
+class Copy(Builtin, node="CopyBackwards", qualified_name="torch::autograd::CopyBackwards"):
     """x.copy_(src): src (broadcast, cast to x's dtype) replaces x; its gradient flows back to src."""
-
-    node_name = "CopyBackwards"
-    qualified_name = "torch::autograd::CopyBackwards"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, a, src):
@@ -89,15 +76,11 @@ class Copy(Function):
         return torch.empty_like(ta).copy_(tsrc)
 
 
-class IndexPut(Function):
+class IndexPut(Builtin, node="IndexPutBackward0", saves=("indices[]",)):
     """x.index_put_(indices, values): values land at the indexed places, which lose their old gradient.
 
     `indices` holds one index tensor per dimension it indexes (None for a dimension taken whole).
     """
-
-    node_name = "IndexPutBackward0"
-    check_gradients = False
-    saved_names = ("indices[]",)
 
     @staticmethod
     def forward(ctx, a, indices, values, accumulate):

@@ -19,7 +19,7 @@ import warnings
 import torch
 
 from .. import engine, graph, grad_mode
-from ..function import Function
+from ..function import Builtin, Function
 from ..variable import Variable
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
@@ -164,10 +164,8 @@ class _Segment:
         return saved
 
 
-class _NoopSaveInputs(Function):
+class _NoopSaveInputs(Function, node="_NoopSaveInputsBackward"):
     """Keeps a checkpoint's input tensors as its saved tensors; never part of a backward pass."""
-
-    node_name = "_NoopSaveInputsBackward"
 
     @staticmethod
     def forward(ctx, dummy, *tensors):
@@ -195,11 +193,8 @@ def _reentrant(function, preserve_rng_state, args):
     return CheckpointFunction.apply(function, preserve_rng_state, *args)
 
 
-class CheckpointFunction(Function):
+class CheckpointFunction(Builtin, node="CheckpointFunctionBackward"):
     """The whole segment as one node: forward without recording, backward = run again + backward."""
-
-    node_name = "CheckpointFunctionBackward"
-    check_gradients = False
 
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
