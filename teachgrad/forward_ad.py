@@ -97,7 +97,13 @@ def make_dual(tensor, tangent, *, level: Optional[int] = None):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     if level != _current_level:
         raise RuntimeError("Invalid level given to _make_dual")
-    primal = tensor if isinstance(tensor, Variable) else Variable(tensor)
+    if isinstance(tensor, Variable):
+        primal = tensor
+    elif tensor.requires_grad:                      # an nn.Parameter: a leaf of teachgrad's graph, as in torch's
+        from . import torch_leaves
+        primal = torch_leaves.as_variable(tensor)
+    else:
+        primal = Variable(tensor)
     if _own_tangent(primal) is not None:
         raise RuntimeError(
             "Making a dual Tensor based on a Tensor that already has a forward gradient at the same level "
