@@ -41,6 +41,7 @@ import builtins
 import contextlib
 import doctest
 import importlib
+import importlib.util
 import io
 import json
 import math
@@ -349,11 +350,13 @@ def install_program_imports(namespace: dict, workdir: str, twin_name: str | None
     """An import hook for the program's own code only (its namespace, and modules of its working folder; not
     libraries, not teachgrad, not this runner):
     - with a twin, `import torch`, `import torch.nn as nn`, `from torch.autograd import Function` ... give the
-      twin's modules; a module the twin lacks is a ModuleNotFoundError that says so;
+      twin's modules; a module the twin lacks is a ModuleNotFoundError that says so; `import functorch` (torch's
+      deprecated package) gives the twin's `functorch` module where it has one;
     - matplotlib / graphviz / torchviz / IPython, where this machine lacks them, give a stand-in that draws
       nothing (what a plot shows is not compared; the numbers it is drawn from are)."""
     twin = importlib.import_module(twin_name) if twin_name else None
     real_import = builtins.__import__
+    functorch_twin = twin is not None and importlib.util.find_spec(twin_name + ".functorch") is not None
 
     def from_program(globals_):
         if not globals_:
@@ -379,10 +382,12 @@ def install_program_imports(namespace: dict, workdir: str, twin_name: str | None
     def program_import(name, globals=None, locals=None, fromlist=(), level=0):
         if level != 0 or not from_program(globals):
             return real_import(name, globals, locals, fromlist, level)
+        if twin is not None and (name == "functorch" or name.startswith("functorch.")) and functorch_twin:
+            name = "torch." + name   # torch's deprecated functorch package: the twin's `functorch` module
         if twin is not None and (name == "torch" or name.startswith("torch.")):
             module = twin_module(name)
             if not fromlist:
-                return twin
+                return module if name.startswith("torch.functorch") else twin
             for item in fromlist:
                 if item != "*" and not hasattr(module, item):
                     with contextlib.suppress(ModuleNotFoundError):

@@ -39,6 +39,7 @@ from .anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .sampling import multinomial, normal
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .variable import Variable
+from . import func   # torch.func's transforms, on teachgrad's engine
 
 Tensor = Variable
 

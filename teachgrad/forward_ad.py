@@ -97,7 +97,13 @@ def make_dual(tensor, tangent, *, level: Optional[int] = None):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     if level != _current_level:
         raise RuntimeError("Invalid level given to _make_dual")
-    primal = tensor if isinstance(tensor, Variable) else Variable(tensor)
+    if isinstance(tensor, Variable):
+        primal = tensor
+    elif tensor.requires_grad:                      # an nn.Parameter: a leaf of teachgrad's graph, as in torch's
+        from . import torch_leaves
+        primal = torch_leaves.as_variable(tensor)
+    else:
+        primal = Variable(tensor)
     if _own_tangent(primal) is not None:
         raise RuntimeError(
             "Making a dual Tensor based on a Tensor that already has a forward gradient at the same level "
@@ -209,6 +215,8 @@ def propagate(cls, ctx, args, raw, result):
     if not any_dual:
         ctx._saved_for_forward = None
         return
+    if not cls.check_gradients and grad_mode.is_grad_enabled() and _recorded(args):
+        return _propagate_recorded(cls, ctx, args, raw, result, tangents)
     if cls.jvp is function.Function.jvp:
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with forward mode AD.")
@@ -230,6 +238,69 @@ def propagate(cls, ctx, args, raw, result):
             tangent = tangent.expand(output.shape)
         set_tangent(output, tangent)
         _remember_saved_output(ctx, output._output_nr, tangent)
+
+
+def _recorded(args):
+    """Whether a built-in's tangent formula is recorded in the backward graph: as torch, when an input or the
+    tangent of one requires grad (grad mode on), so that the tangent can be differentiated (reverse-over-forward)."""
+    Variable = function.Variable
+    for arg in args:
+        if isinstance(arg, (Variable, torch.Tensor)) and arg.requires_grad:
+            return True
+        if isinstance(arg, Variable):
+            shown = _differentiable_tangent(arg)
+            if shown is not None and shown.requires_grad:
+                return True
+    return False
+
+
+def _differentiable_tangent(variable):
+    """The tangent of a Variable as a Variable, with the graph it was computed by (None if it has none)."""
+    Variable = function.Variable
+    fw = variable._fw_grad
+    if fw is not None:
+        return fw[2] if isinstance(fw[2], Variable) and fw[2].data is fw[1] else None
+    view = variable._view
+    if view is not None and view.base._fw_grad is not None:
+        base = _differentiable_tangent(view.base)
+        if base is not None:
+            from .views import replay
+            return replay(view.chain, base)
+    return None
+
+
+def _propagate_recorded(cls, ctx, args, raw, result, tangents):
+    """`propagate`, with the formula run on Variables under grad mode: each output's tangent is a Variable
+    with a grad_fn (what `unpack_dual` shows), as torch records a tangent's computation."""
+    Variable = function.Variable
+    from . import torch_leaves
+    recorded = []
+    for i, (arg, tangent) in enumerate(zip(args, tangents)):
+        shown = (_differentiable_tangent(arg) if tangent is not None and isinstance(arg, Variable)
+                 and i not in cls.nondifferentiable_args else None)
+        recorded.append(shown if shown is not None else None if tangent is None else Variable._make(tangent))
+    tangents = recorded
+    ctx._in_jvp = True
+    ctx._primals = tuple(torch_leaves.as_variable(a) if isinstance(a, torch.Tensor) and a.requires_grad else a
+                         for a in args)
+    ctx._result = result
+    try:
+        with _no_tangents():       # the formula reads the primals' values, not their tangents (self_p, as torch)
+            out_tangents = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+        ctx._saved_for_forward = ctx._primals = ctx._result = None
+    outputs = result if isinstance(result, tuple) else (result,)
+    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+    for output, tangent in zip(outputs, out_tangents):
+        if tangent is None or not isinstance(output, Variable) or not output.dtype.is_floating_point:
+            continue
+        if not isinstance(tangent, Variable):
+            tangent = Variable._make(tangent)
+        if tangent.shape != output.shape:
+            tangent = tangent.expand(output.shape)
+        set_tangent(output, tangent.data, tangent if tangent.requires_grad else None)
+        _remember_saved_output(ctx, output._output_nr, tangent.data)
 
 
 def _data(result):
