@@ -54,7 +54,7 @@ import argparse                                      # noqa: E402 (after the thr
 import platform                                      # noqa: E402
 import statistics                                    # noqa: E402
 import time                                          # noqa: E402
-from importlib.metadata import version   # noqa: E402
+from importlib.metadata import version             # noqa: E402
 
 import numpy as np                                   # noqa: E402
 import torch                                         # noqa: E402
@@ -96,8 +96,8 @@ def compare(runs, rounds, warmup=3, same_dtype=True):
     """Time `runs` ({library: function of no arguments}, torch's first) in interleaved rounds.
 
     Returns ({library: (median seconds a step, median of the per-round ratios to torch)}, {library: why it
-    could not run}). The first warm-up call of each is checked against torch's result first (its dtype too
-    where `same_dtype`).
+    could not run}). Each one's first call, the first of the warm-up, is checked against torch's result (its
+    dtype too where `same_dtype`) before anything is timed.
     """
     results, failed = {}, {}
     for name, run in runs.items():
@@ -543,10 +543,11 @@ def mlp_table(title, makers, rounds, unit="step"):
 def chain_table(title, makers, rounds, unit):
     """Rows: each library's ratio to torch with its µs a node in brackets; a column for each length."""
     cells = {name: [] for name in makers}
-    notes = []
+    notes, rounds_run = [], []
     for n in CHAIN_LENGTHS:
+        rounds_run.append(max(3, rounds * 1000 // n + 2))   # a long chain is one long step: fewer rounds
         measured, failed = compare({name: make(n) for name, make in makers.items()},
-                                   max(3, rounds * 1000 // n + 2), warmup=1, same_dtype=False)
+                                   rounds_run[-1], warmup=1, same_dtype=False)
         for name in makers:
             if name in failed:
                 cells[name].append("—")
@@ -558,6 +559,7 @@ def chain_table(title, makers, rounds, unit):
         print(f"  ... {n} {unit}s measured", file=sys.stderr, flush=True)
     rows = [[f"{NAMES['torch']}: µs a {unit}"] + cells["torch"]]
     rows += [[f"{NAMES[name]}: ratio (µs a {unit})"] + cells[name] for name in makers if name != "torch"]
+    notes.append(f"Rounds: {', '.join(map(str, rounds_run))} at {', '.join(map(power_of_ten, CHAIN_LENGTHS))} {unit}s.")
     print_table(title, unit + "s", [power_of_ten(n) for n in CHAIN_LENGTHS], rows, notes)
 
 
@@ -575,7 +577,8 @@ def header(rounds):
     return (f"teachgrad {tg.__version__}, {versions}, Python {platform.python_version()}; "
             f"{torch.get_num_threads()} torch thread(s), numpy's {numpy_blas()} at {threads} thread(s) "
             f"(OMP/OPENBLAS/MKL_NUM_THREADS={threads}); median of {rounds} interleaved rounds of ~20 ms "
-            f"(of torch's steps) each; figures are ratios to torch.autograd (lower is better)\n")
+            f"(of torch's steps) each, fewer on long chains; figures are ratios to torch.autograd "
+            f"(lower is better)\n")
 
 
 CASES = ("mse", "nograd", "linear-bce", "chain", "views")
