@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.teachgrad-installed
+BENCH_STAMP := $(VENV)/.teachgrad-bench-installed
 LAB_PORT ?= 8888
 
 .PHONY: setup setup-dot setup-browser setup-axe test test-unit test-notebooks test-cpu-paths test-browser test-book lab lab-reset student notebooks book bench clean
@@ -76,8 +77,15 @@ test-notebooks: setup
 notebooks: setup
 	$(PY) scripts/execute_notebooks.py
 
-bench: setup
-	$(PY) benchmarks/bench.py
+# make bench: teachgrad against torch.autograd, MyGrad and HIPS autograd (the `bench` extras, pinned in
+# constraints.txt). BENCH_ARGS passes options: make bench BENCH_ARGS="--quick --only chain".
+$(BENCH_STAMP): $(STAMP) pyproject.toml constraints.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+BENCH_ARGS ?=
+bench: $(BENCH_STAMP)
+	$(PY) benchmarks/bench.py $(BENCH_ARGS)
 
 test-unit: setup
 	$(PYTEST) $(PARALLEL) tests -m "not browser and not notebooks"
