@@ -414,14 +414,17 @@ def _fresh(node, g, grad_outputs, grad_inputs):
 
 def _call_node(node, grad_outputs):
     """Run one node's backward and return one gradient per edge, each fitted to its input."""
-    if grad_outputs[0] is None and all(g is None for g in grad_outputs):   # (list.count would compare with ==)
+    if node._num_outputs > 1:
+        if all(g is None for g in grad_outputs):   # (list.count would compare with ==)
+            return [None] * len(node._next_nodes)
+        if node.materialize_grads:
+            grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
+    elif grad_outputs[0] is None:
         return [None] * len(node._next_nodes)
-    if node._num_outputs > 1 and node.materialize_grads:
-        grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
     if node._forward_cls.check_gradients:
         grads = _call_user_backward(node, grad_outputs)
     else:
-        grads = node.apply(*grad_outputs)
+        grads = node._forward_cls.backward(node, *grad_outputs)   # (what node.apply does)
         if not isinstance(grads, tuple):
             grads = (grads,)
         if len(grads) != len(node.needs_input_grad):
@@ -471,10 +474,8 @@ def _fit_to_inputs(node, grad_inputs):
     """Make each gradient look like its input, as torch's engine does for every node (validate_outputs)."""
     metas = node._input_meta
     for k, g in enumerate(grad_inputs):
-        if g is not None:
-            meta = metas[k]
-            if meta is not None and (g.shape != meta[0] or g.dtype is not meta[1] or g.device != meta[2]):
-                grad_inputs[k] = _fitted(node, k, g, meta)
+        if g is not None and metas[k] is not None and (g.shape, g.dtype, g.device) != metas[k]:
+            grad_inputs[k] = _fitted(node, k, g, metas[k])
 
 
 def _fitted(node, k, g, meta):

@@ -430,7 +430,7 @@ class Function:
         ctx = cls._backward_cls()
         recording = grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled()  # (grad mode may be
         args, raw = _read_inputs(cls, ctx, args, recording)                                 # on in inference mode)
-        output = _run_forward(cls, ctx, raw, recording)
+        output = cls.forward(ctx, *raw) if not cls.check_gradients else _run_user_forward(cls, ctx, raw, recording)
         if ctx._dirty:   # ctx.mark_dirty: every dirty input returned, its version bumped
             dirty.check_returned(ctx, output)
         if True in ctx.needs_input_grad:
@@ -465,7 +465,7 @@ def _read_inputs(cls, ctx, args, recording):
     is a leaf of teachgrad's graph: it stands in the arguments as a `TorchLeaf` Variable, whose edge leads to
     the tensor's own AccumulateGrad."""
     if not recording:
-        ctx.needs_input_grad = _no_grad_needed(len(args))
+        ctx.needs_input_grad = _NO_GRAD_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
         return args, [arg._data if isinstance(arg, Variable) else arg for arg in args]
     raw, needs, edges, metas, slots = [], [], [], [], []
     skipped = cls.nondifferentiable_args
@@ -506,6 +506,7 @@ def _read_inputs(cls, ctx, args, recording):
 
 
 _NO_EDGE = (None, 0)
+_NO_GRAD_NEEDED = tuple((False,) * n for n in range(8))   # needs_input_grad when nothing is recorded
 
 
 def _is_input(cls, arg):
@@ -514,22 +515,10 @@ def _is_input(cls, arg):
             or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool))))
 
 
-def _no_grad_needed(n, _cache={}):
-    """(False,) * n, made once for each n."""
-    needs = _cache.get(n)
-    if needs is None:
-        needs = _cache[n] = (False,) * n
-    return needs
-
-
-def _run_forward(cls, ctx, raw, recording):
-    """forward(ctx, *args); or, for a Function with a separate setup_context, forward(*args) then setup_context.
-
-    A user's forward runs with grad mode off, as in torch: teachgrad functions it calls record nothing, and
+def _run_user_forward(cls, ctx, raw, recording):
+    """A user's forward runs with grad mode off, as in torch: teachgrad functions it calls record nothing, and
     what it returns and saves is plain data to the engine. (A built-in's forward runs torch kernels on plain
     tensors that require no grad: nothing is recorded either way.)"""
-    if not cls.check_gradients:
-        return cls.forward(ctx, *raw)
     if not recording:
         return _plain_data(_call_forward(cls, ctx, raw))
     grad_mode._set_enabled(False)
@@ -549,6 +538,8 @@ def _call_forward(cls, ctx, raw):
 
 def _wrap_unrecorded(cls, ctx, args, raw, output):
     """The outputs of an op that recorded nothing: Variables without history (views still know their base)."""
+    if not (ctx._dirty or cls.is_view) and type(output) is torch.Tensor:
+        return Variable._make(output)
     if isinstance(output, tuple):
         result = _wrap_outputs(None, output)
     else:
@@ -573,7 +564,10 @@ def _record(cls, ctx, args, raw, output):
         result = _wrap_outputs(ctx, output)
         outputs = output
     else:
-        result = _wrap_output(ctx, output, 0)
+        if type(output) is torch.Tensor and output.dtype.is_floating_point and not ctx._non_differentiable:
+            result = Variable._make(output, ctx, 0)   # (the usual case of _wrap_output)
+        else:
+            result = _wrap_output(ctx, output, 0)
         outputs = (output,)
     if ctx._dirty:   # a dirty input comes back as the output itself, with the node as its history
         result = dirty.inputs_as_outputs(ctx, args, raw, result)
