@@ -361,10 +361,10 @@ _accumulate_lock = threading.Lock()
 def _call_post_accumulate_grad_hooks(variable, hooks):
     """Each hook gets the leaf itself once its `.grad` holds the new gradient. As torch, it returns None or
     the leaf itself (`p.add_(...)`); anything else is checked as a tensor hook's result is, then refused."""
-    from .engine import _checked_hook_result
+    from .node_hooks import checked_hook_result
     for hook in list(hooks):
         result = hook(variable)
-        if result is not None and _checked_hook_result(hook, variable, result) is not variable:
+        if result is not None and checked_hook_result(hook, variable, result) is not variable:
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 

@@ -1,0 +1,58 @@
+"""Every gradient a node returns is fitted to its input, as torch's engine does for every node
+(validate_outputs in torch/csrc/autograd/engine.cpp): cast to the input's dtype, summed back to its shape when
+it is a broadcast of it, a scalar moved to the input's device; anything else refused with torch's message.
+
+This is why ops like `Add` return the output's gradient as it is: the sum over broadcast dimensions is done
+here, once, for every op.
+
+Guarded by tests/test_engine.py, tests/test_engine_fidelity.py (dtypes, devices, shapes, messages) and
+tests/test_function.py (a custom Function's wrong gradient refused).
+"""
+from .ops.broadcast import unbroadcast
+
+
+def fit_to_inputs(node, grad_inputs):
+    """Make each gradient look like its input, as torch's engine does for every node (validate_outputs)."""
+    metas = node._input_meta
+    for k, g in enumerate(grad_inputs):
+        if g is not None and metas[k] is not None and (g.shape, g.dtype, g.device) != metas[k]:
+            grad_inputs[k] = _fitted(node, k, g, metas[k])
+
+
+def _fitted(node, k, g, meta):
+    """A gradient that does not match its input (shape, dtype, device): summed, cast, moved, or refused."""
+    shape, dtype, device = meta
+    message = lambda text: f"Function {node.name()} returned an {text}"   # noqa: E731
+    if g.shape != shape:
+        g = _fit_shape(g, shape, message, k)
+    g = fit_dtype(g, dtype)
+    return fit_device(g, device, message, k)
+
+
+def _fit_shape(g, shape, message, k):
+    """A gradient of a broadcast shape is summed back to the input's; any other shape is a bug."""
+    if not _expandable(shape, g.shape):
+        raise RuntimeError(message(f"invalid gradient at index {k} - got {list(g.shape)} but expected shape "
+                                   f"compatible with {list(shape)}"))
+    return unbroadcast(g, shape)
+
+
+def _expandable(shape, to):
+    """Whether `shape` broadcasts to `to`."""
+    if len(shape) > len(to):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
+
+
+def fit_dtype(g, dtype):
+    """A gradient takes its input's dtype (an f16 input of an f32 product gets an f16 gradient)."""
+    return g if g.dtype is dtype else g.to(dtype)
+
+
+def fit_device(g, device, message, k):
+    """A gradient must be on its input's device; only a scalar is moved there."""
+    if g.device == device:
+        return g
+    if g.dim() == 0:
+        return g.to(device)
+    raise RuntimeError(message(f"invalid gradient at index {k} - expected device {device} but got {g.device}"))
