@@ -23,7 +23,8 @@ from . import autograd, check, engine, interop, nn, ops, optim, utils
 from .engine import grad
 from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
                         randint, randn, randn_like, randperm, tensor, zeros, zeros_like)
-from .function import Function, once_differentiable
+from .function import Function
+from .once_differentiable import once_differentiable
 from .functional import (abs, add, all, allclose, any, cat, chunk, clamp, cos, div, dot, eq, equal, exp, flatten, is_tensor, log,
                          log_softmax, masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, pow, relu,
                          reshape, sigmoid, sin, softmax, split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze,

@@ -18,25 +18,14 @@ node of the backward graph. As in torch, that node *is* the `ctx` forward was gi
 
     y = Square.apply(v)              # y.grad_fn is a SquareBackward node
 """
-import functools
-import inspect
 import itertools
-import re
 import threading
-import weakref
 
 import torch
 
-from . import anomaly_mode, dirty, forward_ad, grad_mode, graph, torch_leaves
+from . import anomaly_mode, custom_function, dirty, forward_ad, grad_mode, saved_tensors, torch_leaves
 
 _sequence_nr = itertools.count()
-
-FREED_MESSAGE = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after "
-    "they have already been freed). Saved intermediate values of the graph are freed when you call "
-    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-    "graph a second time or if you need to access saved tensors after calling backward."
-)
 
 
 class Node:
@@ -126,99 +115,6 @@ class RemovableHandle:
             self.hooks.remove(self.fn)
 
 
-class SavedTensor:
-    """A tensor saved for backward, with the version counter it had when saved.
-
-    It remembers the Variable it came from (so a higher-order graph can reach it), or, for an
-    output of the node that saved it, only the data: the Variable is rebuilt when unpacked,
-    which keeps the node from holding its own output alive.
-
-    Under `saved_tensors_hooks` it keeps only what the pack hook returned (and where the tensor's
-    gradient would go), and asks the unpack hook for the tensor each time it is read.
-    """
-
-    __slots__ = ("data", "variable", "version", "output_nr", "hooks", "packed", "edge", "fw_grad")
-
-    def __init__(self, data, variable=None, output_nr=None):
-        self.fw_grad = None     # an output's tangent (see teachgrad.forward_ad)
-        self.data = data
-        self.variable = variable
-        self.version = data._version
-        self.output_nr = output_nr
-        self.hooks = self.packed = self.edge = None
-
-    def release(self):
-        """Let go of the tensor (backward has used it)."""
-        self.data = self.variable = self.packed = self.edge = None
-
-    def set_hooks(self, pack_hook, unpack_hook, seen):
-        """Hand the tensor (`seen`, as the user knows it) to `pack_hook` and keep only its result."""
-        if self.hooks is not None:
-            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
-                               "Hint: only one pair of hooks is allowed at a time.")
-        version = self.data._version
-        packed = pack_hook(seen)
-        if self.data._version != version:
-            raise RuntimeError(
-                "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
-                "hook cannot be modified by in-place operations as this can lead to unexpected side-effects. "
-                "Please open an issue if you need to perform in-place operations on the input to a pack hook.")
-        self.hooks, self.packed = (pack_hook, unpack_hook), packed
-        if self.output_nr is None:
-            self.edge = seen._edge() if seen.requires_grad else None
-        self.data = self.variable = None
-
-    def unpack(self, node, as_variable):
-        if self.hooks is not None:
-            return self._unpack_with_hook(node, as_variable)
-        if self.data._version != self.version:
-            raise RuntimeError(self._modified_message(node))
-        if not as_variable:
-            return self.data
-        if self.output_nr is not None:
-            output = Variable._make(self.data, node, self.output_nr)
-            if self.fw_grad is not None and forward_ad.saved_tangent(self) is not None:
-                forward_ad.set_tangent(output, forward_ad.saved_tangent(self))
-            return output
-        if self.variable is not None:
-            return self.variable
-        return Variable._make(self.data)
-
-    def _unpack_with_hook(self, node, as_variable):
-        value = self.hooks[1](self.packed)
-        if not isinstance(value, (Variable, torch.Tensor)):
-            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of "
-                            f"type {type(value).__name__}")
-        data = value.data if isinstance(value, Variable) else value.detach()
-        if not as_variable:
-            return data
-        if self.output_nr is not None:
-            return Variable._make(data, node, self.output_nr)
-        return _with_history(data, self.edge)
-
-    def _modified_message(self, node):
-        what = f"[{self.data.type()} {list(self.data.shape)}]"
-        maker = node if self.output_nr is not None else getattr(self.variable, "grad_fn", None)
-        if maker is not None:
-            output_nr = self.output_nr if self.output_nr is not None else self.variable._output_nr
-            op = re.sub(r"Backward\d*$", "", maker.name())   # torch names the op: "Exp" for ExpBackward0
-            what += f", which is output {output_nr} of {op},"
-        return (
-            "one of the variables needed for gradient computation has been modified by an inplace "
-            f"operation: {what} is at version {self.data._version}; expected version {self.version} instead."
-            + _anomaly_hint()
-        )
-
-
-def _anomaly_hint():
-    """The last sentence of torch's message for a modified saved tensor: how to find the culprit."""
-    if anomaly_mode.is_anomaly_enabled():
-        return (" Hint: the backtrace further above shows the operation that failed to compute its gradient. "
-                "The variable in question was changed in there or anywhere later. Good luck!")
-    return (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-            "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-
-
 class BackwardNode(Node):
     """The node a `Function.apply` records, and the `ctx` its forward and backward receive."""
 
@@ -256,13 +152,13 @@ class BackwardNode(Node):
         if self._in_jvp:                 # torch: only what save_for_forward kept, () if nothing
             return self._saved_for_forward or ()
         if self._freed:
-            raise RuntimeError(FREED_MESSAGE)
+            raise RuntimeError(saved_tensors.FREED_MESSAGE)
         # Variables for a user's backward (as torch hands it tensors), higher-order passes and tangents;
         # the built-in ops compute a first-order backward on the plain tensors
         as_variable = self._forward_cls.check_gradients or grad_mode.is_grad_enabled() or forward_ad._current_level >= 0
         order = self._forward_cls.pack_order
         if order is not None and self._hooked:   # unpack hooks run in the order torch unpacks: the order it packed in
-            return _unpack_in_order(self, self._saved, order, as_variable)
+            return saved_tensors.unpack_in_order(self, self._saved, order, as_variable)
         return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
     def _saved_tensor(self, index):
@@ -270,7 +166,7 @@ class BackwardNode(Node):
         number = self.__dict__.get("numbers", (None,) * (index + 1))[index]
         if number is not None and (self._saved or self._freed):
             if self._freed:
-                raise RuntimeError(FREED_MESSAGE)
+                raise RuntimeError(saved_tensors.FREED_MESSAGE)
             return Variable._make(torch.tensor(number, dtype=torch.float64 if isinstance(number, float) else None))
         if self._freed and self._saved[index] is None:
             return None
@@ -316,7 +212,7 @@ class BackwardNode(Node):
 
     def __dir__(self):
         """The `_saved_<name>` attributes are listed once the node has saved something to show."""
-        saved = set(_saved_attributes(self._forward_cls.saved_names))
+        saved = set(saved_tensors.saved_attributes(self._forward_cls.saved_names))
         return sorted((set(super().__dir__()) - saved) | (saved if self._saved else set()))
 
 
@@ -393,7 +289,7 @@ class Function:
             setattr(cls, BOOKKEEPING[keyword], value)
         super().__init_subclass__()
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
-        attributes = {"_forward_cls": cls, "__module__": cls.__module__, **_saved_attributes(cls.saved_names)}
+        attributes = {"_forward_cls": cls, "__module__": cls.__module__, **saved_tensors.saved_attributes(cls.saved_names)}
         cls._backward_cls = type(name, (BackwardNode,), attributes)
         cls._has_setup_context = cls.setup_context is not Function.setup_context
 
@@ -426,11 +322,11 @@ class Function:
         The node is `ctx` itself: it keeps an edge to where each input's gradient goes, and what forward saved.
         """
         if kwargs or cls._has_setup_context:
-            args = _bind_arguments(cls, args, kwargs)
+            args = custom_function.bind_arguments(cls, args, kwargs)
         ctx = cls._backward_cls()
         recording = grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled()  # (grad mode may be
         args, raw = _read_inputs(cls, ctx, args, recording)                                 # on in inference mode)
-        output = cls.forward(ctx, *raw) if not cls.check_gradients else _run_user_forward(cls, ctx, raw, recording)
+        output = cls.forward(ctx, *raw) if not cls.check_gradients else custom_function.run_user_forward(cls, ctx, raw, recording)
         if ctx._dirty:   # ctx.mark_dirty: every dirty input returned, its version bumped
             dirty.check_returned(ctx, output)
         if True in ctx.needs_input_grad:
@@ -515,27 +411,6 @@ def _is_input(cls, arg):
             or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool))))
 
 
-def _run_user_forward(cls, ctx, raw, recording):
-    """A user's forward runs with grad mode off, as in torch: teachgrad functions it calls record nothing, and
-    what it returns and saves is plain data to the engine. (A built-in's forward runs torch kernels on plain
-    tensors that require no grad: nothing is recorded either way.)"""
-    if not recording:
-        return _plain_data(_call_forward(cls, ctx, raw))
-    grad_mode._set_enabled(False)
-    try:
-        return _plain_data(_call_forward(cls, ctx, raw))
-    finally:
-        grad_mode._set_enabled(True)
-
-
-def _call_forward(cls, ctx, raw):
-    if not cls._has_setup_context:
-        return cls.forward(ctx, *raw)
-    output = cls.forward(*raw)
-    cls.setup_context(ctx, tuple(raw), output)
-    return output
-
-
 def _wrap_unrecorded(cls, ctx, args, raw, output):
     """The outputs of an op that recorded nothing: Variables without history (views still know their base)."""
     if not (ctx._dirty or cls.is_view) and type(output) is torch.Tensor:
@@ -557,7 +432,7 @@ def _record(cls, ctx, args, raw, output):
     if anomaly_mode._enabled:
         ctx._forward_stack = anomaly_mode.forward_stack()
     if cls.check_gradients:   # a user's Function: an input it returns as it is comes back as a view of it
-        output = _inputs_returned_as_views(ctx, raw, output)
+        output = custom_function.inputs_returned_as_views(ctx, raw, output)
     if isinstance(output, tuple):
         ctx._num_outputs = len(output)
         ctx._output_meta = tuple(None if o is None else _meta(o) for o in output)
@@ -572,23 +447,13 @@ def _record(cls, ctx, args, raw, output):
     if ctx._dirty:   # a dirty input comes back as the output itself, with the node as its history
         result = dirty.inputs_as_outputs(ctx, args, raw, result)
     if ctx._to_save:
-        ctx._saved, ctx._hooked = _pack_saved(ctx._to_save, args, raw, outputs, result, cls.pack_order)
+        ctx._saved, ctx._hooked = saved_tensors.pack_saved(ctx._to_save, args, raw, outputs, result, cls.pack_order)
         ctx._to_save = ()
     if cls.is_view:
         _mark_views(cls, args, result)
     elif cls.check_gradients:
-        _mark_custom_views(ctx, args, raw, outputs, result)
+        custom_function.mark_custom_views(ctx, args, raw, outputs, result)
     return result
-
-
-def _plain_data(output):
-    """What a user's forward returned, with any Variable (it computed with teachgrad functions) as its data:
-    the engine records the Function's own node for it, as torch does for a forward that used torch functions."""
-    if isinstance(output, Variable):
-        return output.data
-    if isinstance(output, tuple):
-        return tuple(o.data if isinstance(o, Variable) else o for o in output)
-    return output
 
 
 def _meta(tensor):
@@ -609,18 +474,6 @@ def _wrap_outputs(ctx, outputs):
     return tuple(wrapped[id(o)] for o in outputs)
 
 
-def _bind_arguments(cls, args, kwargs):
-    """Keyword arguments of `apply` put in forward's order; with setup_context, defaults filled in (as torch)."""
-    signature = cls.__dict__.get("_forward_signature")
-    if signature is None:   # looked up once per Function class
-        signature = cls._forward_signature = inspect.signature(cls.forward)
-    if cls._has_setup_context:
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return bound.args
-    return signature.bind(None, *args, **kwargs).args[1:]   # None stands for ctx
-
-
 COMPLEX_MESSAGE = (
     "teachgrad does not differentiate complex tensors (torch does, with conjugate Wirtinger gradients, "
     "which this course does not cover); keep the real and imaginary parts as two real tensors instead"
@@ -635,34 +488,6 @@ def _mark_views(cls, args, result):
             mark_view(output, args[0], cls.view_step(args, i), multi_output=True)
     else:
         mark_view(result, args[0], (cls, args[1:]))
-
-
-def _inputs_returned_as_views(ctx, raw, output):
-    """torch hands back `input.view_as(input)` for an input a Function returns as it is: a new tensor
-    that shares the input's storage (see _mark_custom_views)."""
-    def fresh(o):
-        if (isinstance(o, torch.Tensor) and _position(o, raw) is not None
-                and _position(o, ctx._non_differentiable) is None and _position(o, ctx._dirty) is None):
-            return o.view_as(o)
-        return o
-    return tuple(fresh(o) for o in output) if isinstance(output, tuple) else fresh(output)
-
-
-def _mark_custom_views(ctx, args, raw, outputs, result):
-    """Each recorded output of a user's Function that is a view of an input requiring grad becomes a view
-    that refuses in-place writes, as torch's IN_CUSTOM_FUNCTION (or MULTI_OUTPUT_NODE with several outputs)."""
-    from .views import mark_custom_view
-    results = result if isinstance(result, tuple) else (result,)
-    recorded = [(tensor, variable) for tensor, variable in zip(outputs, results)
-                if isinstance(variable, Variable) and variable._grad_fn is ctx]
-    for tensor, variable in recorded:
-        base = tensor._base
-        if base is None:
-            continue
-        for data, arg in zip(raw, args):
-            if isinstance(arg, Variable) and arg.requires_grad and (data is base or data._base is base):
-                mark_custom_view(variable, arg, multi_output=len(recorded) > 1)
-                break
 
 
 def _wrap_output(ctx, tensor, output_nr):
@@ -680,120 +505,12 @@ def _wrap_output(ctx, tensor, output_nr):
     return Variable._make(tensor, ctx, output_nr)
 
 
-def _pack_saved(to_save, args, raw, outputs, result, pack_order=None):
-    """What `save_for_backward` was given, kept as SavedTensors (through the saved-tensor hooks, if any);
-    and whether hooks were set."""
-    hooks = graph.current_hooks()
-    if hooks is None:
-        return tuple([None if tensor is None else _saved(tensor, k, args, raw, outputs)
-                      for k, tensor in enumerate(to_save)]), False
-    saved, seen_as = [], []
-    for k, tensor in enumerate(to_save):
-        if tensor is None:
-            saved.append(None)
-            seen_as.append(None)
-            continue
-        saved_tensor = _saved(tensor, k, args, raw, outputs)
-        saved.append(saved_tensor)
-        results = result if isinstance(result, tuple) else (result,)
-        seen = results[saved_tensor.output_nr] if saved_tensor.output_nr is not None else saved_tensor.variable
-        seen_as.append(seen if isinstance(seen, Variable) else Variable._make(saved_tensor.data))
-    for k in pack_order or range(len(saved)):
-        if saved[k] is not None:
-            saved[k].set_hooks(*hooks, seen_as[k])
-    return tuple(saved), True
-
-
-def _saved(tensor, k, args, raw, outputs):
-    """One saved tensor: an output of the node keeps only its data, an input remembers its Variable."""
-    if isinstance(tensor, Variable):   # forward computed it with teachgrad functions: its data is saved
-        tensor = tensor._data
-    elif not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type {type(tensor).__name__}")
-    if tensor.is_inference():
-        raise RuntimeError(grad_mode.INFERENCE_SAVED)
-    for output_nr, output in enumerate(outputs):
-        if output is tensor:
-            return SavedTensor(tensor, None, output_nr)
-    for position, data in enumerate(raw):
-        if data is tensor:
-            return SavedTensor(tensor, args[position])
-    return SavedTensor(tensor)
-
-
-def _unpack_in_order(ctx, saved, order, as_variable):
-    """The saved tensors in save_for_backward's order, unpacked in `order` (torch's, for saved-tensor hooks)."""
-    unpacked = [None] * len(saved)
-    for k in order:
-        if saved[k] is not None:
-            unpacked[k] = saved[k].unpack(ctx, as_variable)
-    return tuple(unpacked)
-
-
 def _position(tensor, tensors):
     """Where `tensor` itself (not an equal one) is in `tensors`, or None."""
     for i, t in enumerate(tensors):
         if t is tensor:
             return i
     return None
-
-
-def _with_history(data, edge):
-    """A Variable of `data` whose gradient goes where the saved tensor's would have (as torch unpacks)."""
-    variable = Variable._make(data)
-    if edge is None:
-        return variable
-    node, output_nr = edge
-    if isinstance(node, AccumulateGrad):     # the saved tensor was a leaf: this one stands in for it
-        variable._requires_grad = True
-        variable._accumulator = weakref.ref(node)
-    else:
-        variable.grad_fn, variable._output_nr = node, output_nr
-    return variable
-
-
-def _saved_attributes(names):
-    """torch shows a node's saved tensors as attributes named `_saved_<name>` (and `_raw_saved_<name>`);
-    a name ending in "[]" is a tuple of all the saved tensors from there on (`_saved_indices` of an index).
-
-    Properties on each node class rather than a `__getattr__`: a class with `__getattr__` makes every
-    attribute read on its instances about twice as slow, and the engine reads node attributes all the time.
-    """
-    attributes = {}
-    for index, name in enumerate(names):
-        if name.endswith("[]"):
-            attributes["_saved_" + name[:-2]] = property(functools.partial(_saved_from, start=index))
-        else:
-            attributes["_saved_" + name] = property(functools.partial(BackwardNode._saved_tensor, index=index))
-            attributes["_raw_saved_" + name] = property(functools.partial(_raw_saved, index=index))
-    return attributes
-
-
-def _saved_from(node, start):
-    return tuple(node._saved_tensor(i) for i in range(start, max(len(node._saved), start)))
-
-
-def _raw_saved(node, index):
-    if not node._saved:   # nothing was saved (nothing required grad): as torch, no such attribute
-        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_raw_saved_{node._forward_cls.saved_names[index]}'")
-    return RawSavedTensor(node, index)
-
-
-class RawSavedTensor:
-    """What `node._raw_saved_<name>` gives: the saved tensor itself, whose hooks can be set once."""
-
-    def __init__(self, node, index):
-        self._node, self._index = node, index
-
-    def register_hooks(self, pack_hook, unpack_hook):
-        saved = self._node._saved[self._index]
-        if self._node._freed:
-            raise RuntimeError(FREED_MESSAGE)
-        saved.set_hooks(pack_hook, unpack_hook, saved.unpack(self._node, True))
-        self._node._hooked = True
-
-    def unpack(self):
-        return self._node._saved_tensor(self._index)
 
 
 class Builtin(Function):
@@ -806,55 +523,6 @@ class Builtin(Function):
     computes on plain tensors only: nothing it calls records a graph."""
 
     check_gradients = False
-
-
-class DelayedError(Builtin, node="Error", qualified_name="torch::autograd::Error", none_is_input=True):
-    """Stands after a `once_differentiable` backward: differentiating what it returns raises.
-
-    As torch's: one node over all the gradients returned, each made a fresh leaf first (so the node
-    has something to reach), with an empty edge where a gradient is None.
-    """
-
-    # (a Builtin: torch's is a C++ node, so the gradients it passes on are not views of anything)
-
-    @staticmethod
-    def forward(ctx, *grads):
-        ctx.set_materialize_grads(False)   # (an output may be None: there is nothing to make zeros of)
-        return grads if len(grads) > 1 else grads[0]
-
-    @staticmethod
-    def backward(ctx, *grads):
-        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
-
-    @staticmethod
-    def jvp(ctx, *tangents):
-        return tangents if len(tangents) > 1 else tangents[0]
-
-
-def once_differentiable(backward):
-    """Decorate a Function's backward that works on plain tensors only (no double backward).
-
-    Its results can still be used in a `create_graph=True` pass; differentiating them raises.
-    """
-
-    @functools.wraps(backward)
-    def wrapper(ctx, *grad_outputs):
-        with grad_mode.no_grad():
-            grads = backward(ctx, *grad_outputs)
-        if not grad_mode.is_grad_enabled():
-            return grads
-        if not any(isinstance(g, Variable) and g.requires_grad for g in grad_outputs):
-            return grads
-
-        def fake_leaf(grad):
-            leaf = Variable._make(grad.data if isinstance(grad, Variable) else grad)
-            leaf._requires_grad = True
-            return leaf
-
-        outputs = grads if isinstance(grads, tuple) else (grads,)
-        return DelayedError.apply(*(None if g is None else fake_leaf(g) for g in outputs))
-
-    return wrapper
 
 
 Variable = None  # set by teachgrad.variable, which builds on this module

@@ -15,7 +15,8 @@ from ..engine import backward, grad
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from ..variable import Variable
 from . import function, graph
-from .function import Function, once_differentiable
+from .function import Function
+from ..once_differentiable import once_differentiable
 
 # `import teachgrad.autograd.forward_ad as fwAD` works, as it does for torch
 sys.modules[__name__ + ".forward_ad"] = forward_ad

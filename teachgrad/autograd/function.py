@@ -8,7 +8,8 @@ hand (`MyFn.forward(FunctionCtx(), x)`), as in torch.
 """
 import abc
 
-from ..function import BackwardNode, Function, once_differentiable
+from ..function import BackwardNode, Function
+from ..once_differentiable import once_differentiable
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 

@@ -1,0 +1,226 @@
+"""Saved tensors, as torch keeps them: each with the version counter it had when saved, checked when read;
+an output of the node kept as data only (so the node does not keep its own output alive); under
+`saved_tensors_hooks`, only what the pack hook returned, handed to the unpack hook when read, in the order
+torch packs them; freed after backward, with torch's message when read again.
+
+`node._saved_<name>` and `node._raw_saved_<name>` show them under torch's names.
+
+Guarded by tests/test_saved_tensors_hooks.py, tests/test_engine.py (retain_graph, freed tensors),
+tests/test_views.py and tests/test_function.py (modified saved tensors and their messages).
+"""
+import functools
+import re
+import weakref
+
+import torch
+
+from . import anomaly_mode, forward_ad, function, graph, grad_mode
+
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version counter it had when saved.
+
+    It remembers the function.Variable it came from (so a higher-order graph can reach it), or, for an
+    output of the node that saved it, only the data: the function.Variable is rebuilt when unpacked,
+    which keeps the node from holding its own output alive.
+
+    Under `saved_tensors_hooks` it keeps only what the pack hook returned (and where the tensor's
+    gradient would go), and asks the unpack hook for the tensor each time it is read.
+    """
+
+    __slots__ = ("data", "variable", "version", "output_nr", "hooks", "packed", "edge", "fw_grad")
+
+    def __init__(self, data, variable=None, output_nr=None):
+        self.fw_grad = None     # an output's tangent (see teachgrad.forward_ad)
+        self.data = data
+        self.variable = variable
+        self.version = data._version
+        self.output_nr = output_nr
+        self.hooks = self.packed = self.edge = None
+
+    def release(self):
+        """Let go of the tensor (backward has used it)."""
+        self.data = self.variable = self.packed = self.edge = None
+
+    def set_hooks(self, pack_hook, unpack_hook, seen):
+        """Hand the tensor (`seen`, as the user knows it) to `pack_hook` and keep only its result."""
+        if self.hooks is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
+                               "Hint: only one pair of hooks is allowed at a time.")
+        version = self.data._version
+        packed = pack_hook(seen)
+        if self.data._version != version:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
+                "hook cannot be modified by in-place operations as this can lead to unexpected side-effects. "
+                "Please open an issue if you need to perform in-place operations on the input to a pack hook.")
+        self.hooks, self.packed = (pack_hook, unpack_hook), packed
+        if self.output_nr is None:
+            self.edge = seen._edge() if seen.requires_grad else None
+        self.data = self.variable = None
+
+    def unpack(self, node, as_variable):
+        if self.hooks is not None:
+            return self._unpack_with_hook(node, as_variable)
+        if self.data._version != self.version:
+            raise RuntimeError(self._modified_message(node))
+        if not as_variable:
+            return self.data
+        if self.output_nr is not None:
+            output = function.Variable._make(self.data, node, self.output_nr)
+            if self.fw_grad is not None and forward_ad.saved_tangent(self) is not None:
+                forward_ad.set_tangent(output, forward_ad.saved_tangent(self))
+            return output
+        if self.variable is not None:
+            return self.variable
+        return function.Variable._make(self.data)
+
+    def _unpack_with_hook(self, node, as_variable):
+        value = self.hooks[1](self.packed)
+        if not isinstance(value, (function.Variable, torch.Tensor)):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                            f"type {type(value).__name__}")
+        data = value.data if isinstance(value, function.Variable) else value.detach()
+        if not as_variable:
+            return data
+        if self.output_nr is not None:
+            return function.Variable._make(data, node, self.output_nr)
+        return _with_history(data, self.edge)
+
+    def _modified_message(self, node):
+        what = f"[{self.data.type()} {list(self.data.shape)}]"
+        maker = node if self.output_nr is not None else getattr(self.variable, "grad_fn", None)
+        if maker is not None:
+            output_nr = self.output_nr if self.output_nr is not None else self.variable._output_nr
+            op = re.sub(r"Backward\d*$", "", maker.name())   # torch names the op: "Exp" for ExpBackward0
+            what += f", which is output {output_nr} of {op},"
+        return (
+            "one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: {what} is at version {self.data._version}; expected version {self.version} instead."
+            + _anomaly_hint()
+        )
+
+
+def _anomaly_hint():
+    """The last sentence of torch's message for a modified saved tensor: how to find the culprit."""
+    if anomaly_mode.is_anomaly_enabled():
+        return (" Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                "The variable in question was changed in there or anywhere later. Good luck!")
+    return (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+            "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+def pack_saved(to_save, args, raw, outputs, result, pack_order=None):
+    """What `save_for_backward` was given, kept as SavedTensors (through the saved-tensor hooks, if any);
+    and whether hooks were set."""
+    hooks = graph.current_hooks()
+    if hooks is None:
+        return tuple([None if tensor is None else _saved(tensor, k, args, raw, outputs)
+                      for k, tensor in enumerate(to_save)]), False
+    saved, seen_as = [], []
+    for k, tensor in enumerate(to_save):
+        if tensor is None:
+            saved.append(None)
+            seen_as.append(None)
+            continue
+        saved_tensor = _saved(tensor, k, args, raw, outputs)
+        saved.append(saved_tensor)
+        results = result if isinstance(result, tuple) else (result,)
+        seen = results[saved_tensor.output_nr] if saved_tensor.output_nr is not None else saved_tensor.variable
+        seen_as.append(seen if isinstance(seen, function.Variable) else function.Variable._make(saved_tensor.data))
+    for k in pack_order or range(len(saved)):
+        if saved[k] is not None:
+            saved[k].set_hooks(*hooks, seen_as[k])
+    return tuple(saved), True
+
+
+def _saved(tensor, k, args, raw, outputs):
+    """One saved tensor: an output of the node keeps only its data, an input remembers its function.Variable."""
+    if isinstance(tensor, function.Variable):   # forward computed it with teachgrad functions: its data is saved
+        tensor = tensor._data
+    elif not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type {type(tensor).__name__}")
+    if tensor.is_inference():
+        raise RuntimeError(grad_mode.INFERENCE_SAVED)
+    for output_nr, output in enumerate(outputs):
+        if output is tensor:
+            return SavedTensor(tensor, None, output_nr)
+    for position, data in enumerate(raw):
+        if data is tensor:
+            return SavedTensor(tensor, args[position])
+    return SavedTensor(tensor)
+
+
+def unpack_in_order(ctx, saved, order, as_variable):
+    """The saved tensors in save_for_backward's order, unpacked in `order` (torch's, for saved-tensor hooks)."""
+    unpacked = [None] * len(saved)
+    for k in order:
+        if saved[k] is not None:
+            unpacked[k] = saved[k].unpack(ctx, as_variable)
+    return tuple(unpacked)
+
+
+def _with_history(data, edge):
+    """A function.Variable of `data` whose gradient goes where the saved tensor's would have (as torch unpacks)."""
+    variable = function.Variable._make(data)
+    if edge is None:
+        return variable
+    node, output_nr = edge
+    if isinstance(node, function.AccumulateGrad):     # the saved tensor was a leaf: this one stands in for it
+        variable._requires_grad = True
+        variable._accumulator = weakref.ref(node)
+    else:
+        variable.grad_fn, variable._output_nr = node, output_nr
+    return variable
+
+
+def saved_attributes(names):
+    """torch shows a node's saved tensors as attributes named `_saved_<name>` (and `_raw_saved_<name>`);
+    a name ending in "[]" is a tuple of all the saved tensors from there on (`_saved_indices` of an index).
+
+    Properties on each node class rather than a `__getattr__`: a class with `__getattr__` makes every
+    attribute read on its instances about twice as slow, and the engine reads node attributes all the time.
+    """
+    attributes = {}
+    for index, name in enumerate(names):
+        if name.endswith("[]"):
+            attributes["_saved_" + name[:-2]] = property(functools.partial(_saved_from, start=index))
+        else:
+            attributes["_saved_" + name] = property(functools.partial(function.BackwardNode._saved_tensor, index=index))
+            attributes["_raw_saved_" + name] = property(functools.partial(_raw_saved, index=index))
+    return attributes
+
+
+def _saved_from(node, start):
+    return tuple(node._saved_tensor(i) for i in range(start, max(len(node._saved), start)))
+
+
+def _raw_saved(node, index):
+    if not node._saved:   # nothing was saved (nothing required grad): as torch, no such attribute
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_raw_saved_{node._forward_cls.saved_names[index]}'")
+    return RawSavedTensor(node, index)
+
+
+class RawSavedTensor:
+    """What `node._raw_saved_<name>` gives: the saved tensor itself, whose hooks can be set once."""
+
+    def __init__(self, node, index):
+        self._node, self._index = node, index
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        saved = self._node._saved[self._index]
+        if self._node._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        saved.set_hooks(pack_hook, unpack_hook, saved.unpack(self._node, True))
+        self._node._hooked = True
+
+    def unpack(self):
+        return self._node._saved_tensor(self._index)
