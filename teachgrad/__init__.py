@@ -19,6 +19,7 @@ from torch import (backends, cfloat, channels_last, complex64, contiguous_format
                    set_default_device, set_default_dtype, set_num_threads, set_printoptions, short, strided, uint8,
                    use_deterministic_algorithms)
 
+from . import function   # first: it imports teachgrad.variable last (the one cycle, see its end)
 from . import autograd, check, engine, interop, nn, ops, optim, utils
 from .engine import grad
 from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,

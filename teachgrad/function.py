@@ -525,4 +525,6 @@ class Builtin(Function):
     check_gradients = False
 
 
-Variable = None  # set by teachgrad.variable, which builds on this module
+# The one import cycle, written openly: a Variable's methods run these Functions, and `apply` makes Variables.
+# (teachgrad/__init__.py imports this module first: every name above is defined when teachgrad.variable runs.)
+from .variable import Variable  # noqa: E402

@@ -1140,6 +1140,5 @@ class TorchLeaf(Variable):
         return self.tensor.grad
 
 
-function.Variable = Variable
 torch_leaves.TorchLeaf = TorchLeaf
 torch.serialization.add_safe_globals([_rebuild_variable])
