@@ -39,6 +39,12 @@ def _outputs(fn, inputs):
     return out if isinstance(out, (tuple, list)) else (out,)
 
 
+def _unversioned(x):
+    """x's storage through torch's `.data`, whose version counter is its own: writing into it leaves x's version,
+    and so the history of its views, as they were (torch's gradcheck perturbs its inputs the same way)."""
+    return x.data.data
+
+
 def numerical_jacobian(fn, inputs, eps=1e-6):
     """d output / d input by central differences: one matrix (input.numel × output.numel) per pair.
 
@@ -50,7 +56,7 @@ def numerical_jacobian(fn, inputs, eps=1e-6):
         if not _requires_grad(x):
             continue
         columns = [torch.zeros(x.numel(), o.numel(), dtype=o.dtype, device=o.device) for o in outputs]
-        data = x.data
+        data = _unversioned(x)
         # every element in row-major order (as reshape(-1) lists them), also in a non-contiguous tensor
         for i, position in enumerate(itertools.product(*(range(n) for n in data.shape))):
             original = data[position].item()
@@ -202,12 +208,13 @@ def _compare_projections(func, inputs, eps, atol, rtol, nondet_tol):
         if not _requires_grad(x):
             continue
         u = _unit(torch.rand(x.shape, dtype=x.dtype, generator=generator))
-        original = x.data.clone()
-        x.data.add_(u, alpha=eps)
+        data = _unversioned(x)
+        original = data.clone()
+        data.add_(u, alpha=eps)
         plus = [o.data.clone() for o in _outputs(func, inputs)]
-        x.data.copy_(original).sub_(u, alpha=eps)
+        data.copy_(original).sub_(u, alpha=eps)
         minus = [o.data.clone() for o in _outputs(func, inputs)]
-        x.data.copy_(original)
+        data.copy_(original)
         outputs = _outputs(func, inputs)   # one forward; backward runs on it twice (the reentrancy check)
         for k, (out, v, p, m) in enumerate(zip(outputs, vs, plus, minus)):
             numerical = ((p - m) / (2 * eps) * v).sum()

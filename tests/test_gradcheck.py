@@ -153,3 +153,17 @@ def test_wrong_gradients_are_listed_entry_by_entry():
     with pytest.raises(tg.check.GradcheckError) as error:
         tg.autograd.gradcheck(F["WrongCube"].apply, (x64(tg),))
     assert "d output[0][0] / d input[0][0]: analytical 0.5, numerical 0.75" in str(error.value)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_leaves_its_inputs_version_as_torchs_does(fast_mode):
+    """torch's gradcheck perturbs its inputs through `.data`, whose version counter is its own: afterwards
+    the input (and a view of it) is at the version it was, so a view's grad_fn is not made again.
+    (The forward-AD tutorial's custom-Function cell showed AsStridedBackward0 where torch has ViewBackward0.)"""
+    seen = []
+    for lib in (tg, torch):
+        x = lib.randn(4, dtype=torch.float64, requires_grad=True)
+        view = x.view(2, 2)
+        lib.autograd.gradcheck(lambda t: (t * t).sum(), (x,), fast_mode=fast_mode, check_forward_ad=True)
+        seen.append((x._version, view.grad_fn.name()))
+    assert seen[0] == seen[1] == (0, "ViewBackward0"), seen
