@@ -215,11 +215,13 @@ def propagate(cls, ctx, args, raw, result):
     if not any_dual:
         ctx._saved_for_forward = None
         return
-    if not cls.check_gradients and grad_mode.is_grad_enabled() and _recorded(args):
-        return _propagate_recorded(cls, ctx, args, raw, result, tangents)
     if cls.jvp is function.Function.jvp:
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with forward mode AD.")
+    if grad_mode.is_grad_enabled() and _recorded(args):
+        if cls.check_gradients:
+            return _propagate_users_recorded(cls, ctx, args, raw, result, tangents)
+        return _propagate_recorded(cls, ctx, args, raw, result, tangents)
     ctx._in_jvp = True
     ctx._primals, ctx._result = raw, _data(result)   # what a built-in's formula reads, as derivatives.yaml's
     try:                                              # self_p and result
@@ -301,6 +303,53 @@ def _propagate_recorded(cls, ctx, args, raw, result, tangents):
             tangent = tangent.expand(output.shape)
         set_tangent(output, tangent.data, tangent if tangent.requires_grad else None)
         _remember_saved_output(ctx, output._output_nr, tangent.data)
+
+
+def _propagate_users_recorded(cls, ctx, args, raw, result, tangents):
+    """A user's jvp, as torch runs it when an input requires grad: with grad mode on, and with the tensors forward
+    kept on ctx (or saved for forward) being the Function's own inputs and outputs, as in torch, where they are the
+    same objects. The tangent it returns then records how it was computed, through the Function's node."""
+    Variable = function.Variable
+    outputs = result if isinstance(result, tuple) else (result,)
+    as_seen = {id(data): arg for data, arg in zip(raw, args) if isinstance(arg, Variable)}
+    as_seen.update((id(output.data), output) for output in outputs if isinstance(output, Variable))
+    def seen(value):   # (forward computed on the data: what it kept is that data, or a Variable over it)
+        data = value.data if isinstance(value, Variable) else value
+        return as_seen.get(id(data)) if isinstance(data, torch.Tensor) else None
+
+    kept = {name: value for name, value in vars(ctx).items() if seen(value) is not None}
+    for name, value in kept.items():
+        setattr(ctx, name, seen(value))
+    if ctx._saved_for_forward:
+        ctx._saved_for_forward = tuple(seen(t) or t for t in ctx._saved_for_forward)
+    tangents = [_shown_tangent(arg, tangent) for arg, tangent in zip(args, tangents)]
+    ctx._in_jvp = True
+    try:
+        out_tangents = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+        ctx._saved_for_forward = None
+        for name, value in kept.items():
+            if name in vars(ctx):   # (one that jvp deleted stays deleted)
+                setattr(ctx, name, value)
+    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+    for output, tangent in zip(outputs, out_tangents):
+        if tangent is None or not isinstance(output, Variable) or not output.dtype.is_floating_point:
+            continue
+        if not isinstance(tangent, Variable):
+            tangent = Variable._make(tangent)
+        if tangent.shape != output.shape:
+            tangent = tangent.expand(output.shape)
+        set_tangent(output, tangent.data, tangent if tangent.requires_grad else None)
+        _remember_saved_output(ctx, output._output_nr, tangent.data)
+
+
+def _shown_tangent(arg, tangent):
+    """The tangent a jvp is handed for `arg`: with the graph it was computed by, where it has one."""
+    if tangent is None or not isinstance(arg, function.Variable):
+        return tangent
+    shown = _differentiable_tangent(arg)
+    return tangent if shown is None else shown
 
 
 def _data(result):

@@ -539,3 +539,63 @@ def test_tangent_of_primals_that_require_grad_is_differentiable_as_torchs(name):
     for mine, torchs, x in zip(ours[2], theirs[2], xs):
         torch.testing.assert_close(torch.zeros_like(x) if mine is None else mine,
                                    torch.zeros_like(x) if torchs is None else torchs)
+
+
+def _exp_with_jvp(lib):
+    """The forward-AD tutorial's custom Function: forward keeps its result on ctx, jvp multiplies by it."""
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = lib.exp(x)
+            ctx.result, ctx.x = result, x
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad):
+            result, = ctx.saved_tensors
+            return grad * result
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            out = tangent * ctx.result + 0 * ctx.x
+            del ctx.result
+            return out
+    return Exp
+
+
+def test_a_users_jvp_is_recorded_as_torchs_when_a_primal_requires_grad():
+    """torch runs a custom Function's jvp with grad mode on, and the tensors forward kept on ctx are the
+    Function's own input and output (the same objects): the output tangent then requires grad, with a graph
+    through the Function's node, and can be differentiated (reverse-over-forward)."""
+    seen = []
+    for lib, fw in ((tg, tg.autograd.forward_ad), (torch, torch.autograd.forward_ad)):
+        Exp = _exp_with_jvp(lib)
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        with fw.dual_level():
+            out = Exp.apply(fw.make_dual(x, torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)))
+            tangent = fw.unpack_dual(out).tangent
+            names = sorted(n.name() for n, _ in tangent.grad_fn.next_functions if n is not None)
+            grad, = lib.autograd.grad(tangent.sum(), x)
+        plain = (lambda t: t.data) if lib is tg else (lambda t: t.detach())
+        seen.append((tangent.requires_grad, tangent.grad_fn.name(), names, plain(tangent).tolist(),
+                     plain(grad).tolist()))
+    assert seen[0] == seen[1], seen
+
+
+def test_a_users_jvp_gets_a_tangent_that_has_a_graph_of_its_own():
+    """A dual input whose tangent itself requires grad (a tangent made by the last jvp, say) reaches the next
+    user's jvp with its graph, as torch hands it: a tangent of several elements, which must not be tested for
+    truth on the way (it raised 'Boolean value of Tensor ... is ambiguous')."""
+    seen = []
+    for lib, fw in ((tg, tg.autograd.forward_ad), (torch, torch.autograd.forward_ad)):
+        Exp = _exp_with_jvp(lib)
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        with fw.dual_level():
+            once = Exp.apply(fw.make_dual(x, torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)))
+            tangent = fw.unpack_dual(Exp.apply(once)).tangent
+            grad, = lib.autograd.grad(tangent.sum(), x)
+        plain = (lambda t: t.data) if lib is tg else (lambda t: t.detach())
+        seen.append((tangent.requires_grad, plain(tangent).tolist(), plain(grad).tolist()))
+    assert seen[0][0] == seen[1][0] and torch.allclose(torch.tensor(seen[0][1]), torch.tensor(seen[1][1]))
+    assert torch.allclose(torch.tensor(seen[0][2]), torch.tensor(seen[1][2])), seen
