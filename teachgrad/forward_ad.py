@@ -141,11 +141,17 @@ def unpack_dual(tensor, *, level: Optional[int] = None) -> UnpackedDualTensor:
     if level < 0 or not isinstance(tensor, Variable):
         return UnpackedDualTensor(tensor, None)
     tangent = tangent_of(tensor)
-    from .ops import View
-    with _no_tangents():
-        primal = View.apply(tensor, tuple(tensor.shape))
-    set_tangent(primal, None)     # a view of a dual, yet not one itself
+    from .ops import FwPrimal
+    primal = view_without_tangent(FwPrimal, tensor)
     return UnpackedDualTensor(primal, None if tangent is None else _shown_tangent(tensor, tangent))
+
+
+def view_without_tangent(view_op, tensor):
+    """`view_op` of a dual tensor: a view of its value, yet not a dual itself."""
+    with _no_tangents():
+        view = view_op.apply(tensor)
+    set_tangent(view, None)
+    return view
 
 
 def _shown_tangent(variable, tangent):

@@ -27,6 +27,7 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten, treespec
 from . import forward_ad, grad_mode, torch_leaves
 from .engine import grad as autograd_grad
 from .variable import Variable
+from .ops import Alias
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
 
@@ -396,8 +397,9 @@ def _jvp(func, primals, tangents, argnums, strict, has_aux):
 def _unpack(dual, strict):
     if not _is_tensor(dual):
         raise RuntimeError(f"{_JVP}: expected f(*args) to return only tensors, got unsupported type {type(dual)}")
-    primal, tangent = forward_ad.unpack_dual(dual)
-    if tangent is None:
+    tangent = forward_ad.unpack_dual(dual).tangent
+    primal = forward_ad.view_without_tangent(Alias, dual) if isinstance(dual, Variable) else dual   # (torch.func's
+    if tangent is None:                                                                          # AliasBackward0)
         if strict:
             raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
                                "This is not allowed with strict=True.")

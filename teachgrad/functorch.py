@@ -7,22 +7,50 @@ own (tg.func.functional_call underneath), and the copy's parameters and buffers 
 """
 import copy
 
+import torch
+
 from .func import __getattr__, functional_call, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp  # noqa: F401
 
 __all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "make_functional",
            "make_functional_with_buffers"]
 
 
+class FunctionalModuleWithBuffers(torch.nn.Module):
+    """What make_functional_with_buffers returns, as functorch's: a module whose forward(params, buffers, *args)
+    runs `stateless_model`, a copy of the model whose parameters and buffers stay on the meta device (no data),
+    with the given tensors in their places (tg.func.functional_call underneath)."""
+
+    def __init__(self, stateless_model, param_names, buffer_names):
+        super().__init__()
+        self.stateless_model = stateless_model
+        self.param_names, self.buffer_names = param_names, buffer_names
+
+    def forward(self, params, buffers, *args, **kwargs):
+        tensors = {**dict(zip(self.param_names, params)), **dict(zip(self.buffer_names, buffers))}
+        return functional_call(self.stateless_model, tensors, args, kwargs)
+
+
+class FunctionalModule(torch.nn.Module):
+    """What make_functional returns: forward(params, *args) runs `stateless_model` with those parameters."""
+
+    def __init__(self, stateless_model, param_names):
+        super().__init__()
+        self.stateless_model = stateless_model
+        self.param_names = param_names
+
+    def forward(self, params, *args, **kwargs):
+        return functional_call(self.stateless_model, dict(zip(self.param_names, params)), args, kwargs)
+
+
 def make_functional_with_buffers(model, disable_autograd_tracking=False):
     """(func, params, buffers): func(params, buffers, *args, **kwargs) is the model's forward with those tensors."""
     stateless = copy.deepcopy(model)
-    param_names, params = _named(stateless.named_parameters(), disable_autograd_tracking)
-    buffer_names, buffers = _named(stateless.named_buffers(), False)
-
-    def func(params, buffers, *args, **kwargs):
-        tensors = {**dict(zip(param_names, params)), **dict(zip(buffer_names, buffers))}
-        return functional_call(stateless, tensors, args, kwargs)
-    return func, params, buffers
+    param_names, params = _extract(stateless, stateless.named_parameters, torch.nn.Parameter)
+    buffer_names, buffers = _extract(stateless, stateless.named_buffers, lambda t: t)
+    if disable_autograd_tracking:
+        for param in params:
+            param.requires_grad_(False)
+    return FunctionalModuleWithBuffers(stateless, param_names, buffer_names), params, buffers
 
 
 def make_functional(model, disable_autograd_tracking=False):
@@ -30,15 +58,22 @@ def make_functional(model, disable_autograd_tracking=False):
     if len(list(model.buffers())) > 0:
         raise RuntimeError("make_functional(model): `model` has buffers. Please use "
                            "make_functional_with_buffers(model) instead.")
-    func_with_buffers, params, _ = make_functional_with_buffers(model, disable_autograd_tracking)
+    stateless = copy.deepcopy(model)
+    param_names, params = _extract(stateless, stateless.named_parameters, torch.nn.Parameter)
+    if disable_autograd_tracking:
+        for param in params:
+            param.requires_grad_(False)
+    return FunctionalModule(stateless, param_names), params
 
-    def func(params, *args, **kwargs):
-        return func_with_buffers(params, (), *args, **kwargs)
-    return func, params
 
-
-def _named(pairs, detach):
-    pairs = list(pairs)
-    names = tuple(n for n, _ in pairs)
-    tensors = tuple(t.requires_grad_(False) if detach else t for _, t in pairs)
-    return names, tensors
+def _extract(module, named_members, kind):
+    """The module's own tensors (each once, with its name), replaced in the module by empty meta tensors of the
+    same kind (one for a tensor shared under several names), as functorch leaves its stateless model."""
+    unique = tuple(named_members(remove_duplicate=True))
+    memo = {}
+    for name, tensor in tuple(named_members(remove_duplicate=False)):
+        if tensor not in memo:
+            memo[tensor] = kind(torch.empty_like(tensor, device="meta"))
+        owner, _, attribute = name.rpartition(".")
+        setattr(module.get_submodule(owner) if owner else module, attribute, memo[tensor])
+    return tuple(name for name, _ in unique), tuple(tensor for _, tensor in unique)

@@ -599,3 +599,19 @@ def test_a_users_jvp_gets_a_tangent_that_has_a_graph_of_its_own():
         seen.append((tangent.requires_grad, plain(tangent).tolist(), plain(grad).tolist()))
     assert seen[0][0] == seen[1][0] and torch.allclose(torch.tensor(seen[0][1]), torch.tensor(seen[1][1]))
     assert torch.allclose(torch.tensor(seen[0][2]), torch.tensor(seen[1][2])), seen
+
+
+def test_unpack_dual_and_func_jvp_give_the_primal_through_torchs_nodes():
+    """unpack_dual(t).primal is a view of t behind torch's C++ Identity node (shown as CppFunction,
+    torch::autograd::Identity); torch.func.jvp's primal output is an alias (AliasBackward0) of what f returned."""
+    seen = []
+    for lib, fw in ((tg, tg.autograd.forward_ad), (torch, torch.autograd.forward_ad)):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        with fw.dual_level():
+            doubled = fw.make_dual(x, torch.ones(3)) * 2
+            primal = fw.unpack_dual(doubled).primal
+            unpacked = (type(primal.grad_fn).__name__, primal.grad_fn.name(), primal._base is doubled,
+                        [n.name() for n, _ in primal.grad_fn.next_functions])
+        out, _ = lib.func.jvp(lambda v: v * 2, (x,), (torch.ones(3),))
+        seen.append((unpacked, out.grad_fn.name(), [n.name() for n, _ in out.grad_fn.next_functions]))
+    assert seen[0] == seen[1], seen

@@ -312,6 +312,23 @@ class Slice(_Indexing, node="SliceBackward0", is_view=True):
     """a[..., start:stop:step, ...]: a range along a dimension."""
 
 
+class FwPrimal(Builtin, node="CppFunction", qualified_name="torch::autograd::Identity", is_view=True):
+    """unpack_dual(t).primal: all of t as a new view, without its tangent (torch's _fw_primal; its node is a C++
+    Identity, which torch shows as CppFunction)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.view_as(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta
+
+
 class Alias(Builtin, node="AliasBackward0", is_view=True):
     """a[...]: all of a, as a new view of it."""
 
