@@ -14,21 +14,25 @@
 A leaf's first gradient is copied into `.grad`, unless the engine knows nobody else holds that
 tensor (a built-in op has just computed it): then the leaf keeps it as it is, as torch does.
 """
+from __future__ import annotations
+
 import heapq
 import itertools
+from typing import Any
 
 import torch
 
 from . import anomaly_mode, forward_ad, function, grad_mode, torch_leaves
 from .exec_info import catch_input_grads, exec_info
-from .function import AccumulateGrad
+from .function import AccumulateGrad, BackwardNode, Node
 from .graph_task import Step, graph_task, recorders, share_with_task
 from .graph_task import current_graph_task, record_backward, will_engine_execute_node  # noqa: F401 (engine's API)
 from .node_hooks import (as_variable, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, hook_value, typename,
                          unwrap)
 from .validate_outputs import fit_device, fit_dtype, fit_to_inputs
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+             inputs: Any = None) -> None:
     """Add the gradient of `tensors` to the `.grad` of the leaves (or only of `inputs`)."""
     tensors = _as_tuple(tensors)
     if inputs is not None:
@@ -42,8 +46,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         _run(tensors, grads, retain_graph, create_graph, inputs, capture=False)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
-         materialize_grads=False):
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+         allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
     """Return the gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone.
 
     An input the outputs do not depend on is an error, or gets None (`allow_unused=True`) or
@@ -147,7 +151,7 @@ def _make_grads(outputs, grads, create_graph):
     return made
 
 
-def _count_dependencies(roots):
+def _count_dependencies(roots: dict) -> dict[Node, int]:
     """How many edges lead into each node reachable from the roots."""
     dependencies = {}
     stack = list(roots)
@@ -178,7 +182,8 @@ def _seed(outputs, grads):
     return buffers
 
 
-def _run(outputs, grads, retain_graph, create_graph, inputs, capture):
+def _run(outputs: tuple, grads: list, retain_graph: bool, create_graph: bool, inputs: tuple | None,
+         capture: bool) -> list:
     """Run backward from `outputs`. With `capture` (grad()), return the inputs' gradients instead of filling `.grad`."""
     buffers = _seed(outputs, grads)                      # node -> [the gradient of each of its outputs, summed]
     captures, needed, execute = exec_info(buffers, inputs, capture)
@@ -234,7 +239,7 @@ class _Watch:
             self.owned.discard(accumulator)
 
 
-def _call_function(node, grad_outputs, watch):
+def _call_function(node: Node, grad_outputs: list, watch: _Watch) -> tuple[list, list]:
     """Run one node as torch's engine does: the hooks on what it made, its backward (a leaf's AccumulateGrad adds
     into `.grad`), its post-hooks. Returns the gradients it got (after its hooks) and one per edge."""
     try:
@@ -279,7 +284,7 @@ def _fresh(node, g, grad_outputs, grad_inputs):
     return sent == 1
 
 
-def _call_node(node, grad_outputs):
+def _call_node(node: BackwardNode, grad_outputs: list) -> list:
     """Run one node's backward and return one gradient per edge, each fitted to its input."""
     if node._num_outputs > 1:
         if all(g is None for g in grad_outputs):   # (list.count would compare with ==)

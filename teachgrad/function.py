@@ -18,8 +18,11 @@ node of the backward graph. As in torch, that node *is* the `ctx` forward was gi
 
     y = Square.apply(v)              # y.grad_fn is a SquareBackward node
 """
+from __future__ import annotations
+
 import itertools
 import threading
+from typing import Any, Callable
 
 import torch
 
@@ -55,7 +58,7 @@ class Node:
         return self._metadata
 
     @property
-    def next_functions(self):
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
         return tuple(zip(self._next_nodes, self._input_nrs))
 
     @next_functions.setter
@@ -67,7 +70,7 @@ class Node:
         self._next_nodes = tuple(node for node, _ in edges)
         self._input_nrs = tuple(input_nr for _, input_nr in edges)
 
-    def name(self):
+    def name(self) -> str:
         return type(self).__name__
 
     def __repr__(self):
@@ -82,14 +85,14 @@ class Node:
     def _release(self):
         """Drop what was saved for backward (a node that saves nothing has nothing to drop)."""
 
-    def register_hook(self, fn):
+    def register_hook(self, fn: Callable) -> RemovableHandle:
         """Call `fn(grad_inputs, grad_outputs)` each time this node has run; a tuple it returns replaces grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(fn)
         return RemovableHandle(self._post_hooks, fn)
 
-    def register_prehook(self, fn):
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
         """Call `fn(grad_outputs)` before this node runs; a tuple it returns replaces grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = []
@@ -110,7 +113,7 @@ class RemovableHandle:
     def __init__(self, hooks, fn):
         self.hooks, self.fn = hooks, fn
 
-    def remove(self):
+    def remove(self) -> None:
         if self.fn in self.hooks:
             self.hooks.remove(self.fn)
 
@@ -133,11 +136,11 @@ class BackwardNode(Node):
 
     # --- the ctx API, as in torch.autograd.function.FunctionCtx ---
 
-    def save_for_backward(self, *tensors):
+    def save_for_backward(self, *tensors: torch.Tensor | None) -> None:
         """Keep these tensors (inputs or outputs of forward) for backward."""
         self._to_save = tensors
 
-    def save_for_forward(self, *tensors):
+    def save_for_forward(self, *tensors: torch.Tensor | None) -> None:
         """Keep these tensors for `jvp` (kept only while a dual level is open: see teachgrad.forward_ad)."""
         for tensor in tensors:
             if not (isinstance(tensor, torch.Tensor) or tensor is None):
@@ -147,7 +150,7 @@ class BackwardNode(Node):
             self._saved_for_forward = tensors
 
     @property
-    def saved_tensors(self):
+    def saved_tensors(self) -> tuple:
         """The tensors given to `save_for_backward` (in `jvp`: to `save_for_forward`), checked to be unmodified."""
         if self._in_jvp:                 # torch: only what save_for_forward kept, () if nothing
             return self._saved_for_forward or ()
@@ -172,15 +175,15 @@ class BackwardNode(Node):
             return None
         return self.saved_tensors[index]
 
-    def mark_dirty(self, *tensors):
+    def mark_dirty(self, *tensors: torch.Tensor) -> None:
         """Inputs that forward modified in place; each must also be returned (see teachgrad.dirty)."""
         self._dirty = tuple(t.data if isinstance(t, Variable) else t for t in tensors)
 
-    def mark_non_differentiable(self, *tensors):
+    def mark_non_differentiable(self, *tensors: torch.Tensor) -> None:
         """Outputs that will never require grad (indices, masks)."""
         self._non_differentiable = tuple(t.data if isinstance(t, Variable) else t for t in tensors)
 
-    def set_materialize_grads(self, value):
+    def set_materialize_grads(self, value: bool) -> None:
         """Whether backward gets zeros (True, the default) or None for outputs that got no gradient."""
         self.materialize_grads = value
 
@@ -235,7 +238,7 @@ class AccumulateGrad(Node):
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
-    def apply(self, grad, owned=False):
+    def apply(self, grad: torch.Tensor, owned: bool = False) -> tuple:
         """Add `grad` into the leaf's `.grad`; `owned`: no one else holds it, so no copy is needed.
 
         Under a lock, as torch's: threads running backward at once may share a leaf.
@@ -281,7 +284,7 @@ class Function:
     pack_order = None            # saved-tensor hooks see the saved tensors in this order (positions in
                                  # save_for_backward's), as torch packs them; None: the order they were saved in
 
-    def __init_subclass__(cls, **bookkeeping):
+    def __init_subclass__(cls, **bookkeeping: Any) -> None:
         """A built-in op declares torch's bookkeeping in its class line (see `Builtin` and BOOKKEEPING)."""
         for keyword, value in bookkeeping.items():
             if keyword not in BOOKKEEPING:
@@ -294,11 +297,11 @@ class Function:
         cls._has_setup_context = cls.setup_context is not Function.setup_context
 
     @staticmethod
-    def forward(ctx, *args):
+    def forward(ctx: BackwardNode, *args: Any) -> Any:
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
+    def setup_context(ctx: BackwardNode, inputs: tuple, output: Any) -> None:
         """Optional: save what backward needs, given forward's inputs and output.
 
         A Function that defines it writes `forward(*args)` without `ctx`, as in torch.
@@ -306,17 +309,17 @@ class Function:
         raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
-    def backward(ctx, *grad_outputs):
+    def backward(ctx: BackwardNode, *grad_outputs: Any) -> Any:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
 
     @staticmethod
-    def jvp(ctx, *tangents):
+    def jvp(ctx: BackwardNode, *tangents: Any) -> Any:
         """Forward mode: the tangents of the inputs in, the tangent of the output out."""
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
                                   "forward mode AD.")
 
     @classmethod
-    def apply(cls, *args, **kwargs):
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward on the inputs' data; when grad mode is on and an input requires grad, record the node.
 
         The node is `ctx` itself: it keeps an edge to where each input's gradient goes, and what forward saved.
@@ -352,7 +355,7 @@ BOOKKEEPING = {
 }
 
 
-def _read_inputs(cls, ctx, args, recording):
+def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple, recording: bool) -> tuple[tuple, list]:
     """Each argument's data (what forward computes with), and while recording the node's edges; sets
     `ctx.needs_input_grad`. Returns (args, raw).
 
@@ -411,7 +414,7 @@ def _is_input(cls, arg):
             or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool))))
 
 
-def _wrap_unrecorded(cls, ctx, args, raw, output):
+def _wrap_unrecorded(cls: type[Function], ctx: BackwardNode, args: tuple, raw: list, output: Any) -> Any:
     """The outputs of an op that recorded nothing: Variables without history (views still know their base)."""
     if not (ctx._dirty or cls.is_view) and type(output) is torch.Tensor:
         return Variable._make(output)
@@ -426,7 +429,7 @@ def _wrap_unrecorded(cls, ctx, args, raw, output):
     return result
 
 
-def _record(cls, ctx, args, raw, output):
+def _record(cls: type[Function], ctx: BackwardNode, args: tuple, raw: list, output: Any) -> Any:
     """Make `ctx` a node of the graph: its edges, the outputs it made (each output's grad_fn), what it saved."""
     ctx._sequence_nr = next(_sequence_nr)
     if anomaly_mode._enabled:
@@ -456,7 +459,7 @@ def _record(cls, ctx, args, raw, output):
     return result
 
 
-def _meta(tensor):
+def _meta(tensor: torch.Tensor) -> tuple:
     """(shape, dtype, device): what a gradient for this tensor must look like.
 
     The shape is kept as a plain tuple (not a torch.Size): the garbage collector stops tracking a

@@ -7,14 +7,17 @@
 `data` is the torch tensor itself; `grad_fn` is the node that made it (None for leaves);
 `grad` is filled in by backward. Every op runs a `Function` from `teachgrad.ops`.
 """
+from __future__ import annotations
+
 import operator
+from typing import Any, Callable
 import warnings
 import weakref
 
 import torch
 
 from . import engine, function, grad_mode, interop, ops, torch_leaves, views
-from .function import AccumulateGrad, RemovableHandle
+from .function import AccumulateGrad, Node, RemovableHandle
 from .tensor_methods import TensorMethods
 
 _NON_LEAF_GRAD = (
@@ -40,7 +43,7 @@ class Variable(TensorMethods):
                  "_post_accumulate_grad_hooks")   # (left unset until a hook is registered: read with getattr)
     __hash__ = object.__hash__
 
-    def __init__(self, data, requires_grad=False, name=None):
+    def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
         if isinstance(data, Variable):
             data = data.data
         elif not isinstance(data, torch.Tensor):
@@ -67,7 +70,7 @@ class Variable(TensorMethods):
             self._requires_grad = True
 
     @classmethod
-    def _make(cls, data, grad_fn=None, output_nr=0):
+    def _make(cls, data: torch.Tensor, grad_fn: Node | None = None, output_nr: int = 0) -> Variable:
         """Wrap a tensor an op produced (no checks: the op made it right)."""
         v = cls.__new__(cls)
         v._data = data
@@ -101,7 +104,7 @@ class Variable(TensorMethods):
                     doc="The torch tensor underneath (the same object every time); setting it swaps the values.")
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> Node | None:
         """The node that made this Variable (None for leaves).
 
         A view whose base (or another view of it) was written to in place since gets a fresh node
@@ -124,7 +127,7 @@ class Variable(TensorMethods):
             self._follow_retain_grad(old_node, old_nr)
 
     @property
-    def requires_grad(self):
+    def requires_grad(self) -> bool:
         """Whether gradients flow to (or through) this Variable."""
         if self._requires_grad or self._grad_fn is not None:
             return True
@@ -156,7 +159,7 @@ class Variable(TensorMethods):
         self._requires_grad = bool(value)
 
     @property
-    def grad(self):
+    def grad(self) -> Variable | None:
         """The gradient backward computed for this Variable (leaves, and non-leaves that retain_grad)."""
         if self._grad is None and self.grad_fn is not None and not self._retains_grad:
             warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
@@ -175,12 +178,12 @@ class Variable(TensorMethods):
         self._grad = None
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
         """True for Variables made by the user rather than by an op that records a graph."""
         return self.grad_fn is None
 
     @property
-    def output_nr(self):
+    def output_nr(self) -> int:
         """Which output of `grad_fn` this Variable is."""
         return self._output_nr
 
@@ -192,7 +195,7 @@ class Variable(TensorMethods):
         """True for a Variable computed in `inference_mode`: it can never enter a graph."""
         return self.data.is_inference()
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Variable:
         """Set `requires_grad` in place and return self (on a non-leaf, only True, which it already is)."""
         if not isinstance(requires_grad, bool):   # as torch: 1 or None is a mistake, not a truth value
             raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
@@ -206,7 +209,7 @@ class Variable(TensorMethods):
         self.requires_grad = requires_grad
         return self
 
-    def _edge(self):
+    def _edge(self) -> tuple[Node | None, int]:
         """Where a gradient for this Variable goes: (node, input_nr)."""
         node = self._grad_fn if self._view is None else self.grad_fn
         if node is not None:
@@ -237,11 +240,12 @@ class Variable(TensorMethods):
         else:
             self._grad.data.add_(grad if isinstance(grad, torch.Tensor) else grad.data)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs: Any = None) -> None:
         """Compute the gradient of this Variable with respect to the leaves and add it to their `.grad`."""
         engine.backward(self, gradient, retain_graph, create_graph, inputs)
 
-    def detach(self):
+    def detach(self) -> Variable:
         """A new leaf sharing this Variable's storage, cut off from the graph."""
         return Variable._make(self.data.detach())
 
@@ -253,7 +257,7 @@ class Variable(TensorMethods):
         self._requires_grad = False
         return self
 
-    def retain_grad(self):
+    def retain_grad(self) -> None:
         """Keep `.grad` for this non-leaf Variable too (leaves always keep theirs)."""
         if self.grad_fn is None:
             if not self._requires_grad:
@@ -292,7 +296,7 @@ class Variable(TensorMethods):
         else:
             self._grad = self._grad + grad
 
-    def register_hook(self, hook):
+    def register_hook(self, hook: Callable[[Variable], Variable | None]) -> RemovableHandle:
         """Call `hook(grad)` when this Variable's gradient is computed; a returned value replaces it."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
