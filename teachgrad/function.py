@@ -485,12 +485,11 @@ COMPLEX_MESSAGE = (
 
 def _mark_views(cls, args, result):
     """Tell each output of a view op that it is a view of the input's base (see teachgrad.views)."""
-    from .views import mark_view
     if isinstance(result, tuple):
         for i, output in enumerate(result):
-            mark_view(output, args[0], cls.view_step(args, i), multi_output=True)
+            views.mark_view(output, args[0], cls.view_step(args, i), multi_output=True)
     else:
-        mark_view(result, args[0], (cls, args[1:]))
+        views.mark_view(result, args[0], (cls, args[1:]))
 
 
 def _wrap_output(ctx, tensor, output_nr):
@@ -531,3 +530,4 @@ class Builtin(Function):
 # The one import cycle, written openly: a Variable's methods run these Functions, and `apply` makes Variables.
 # (teachgrad/__init__.py imports this module first: every name above is defined when teachgrad.variable runs.)
 from .variable import Variable  # noqa: E402
+from . import views  # noqa: E402  (views of Variables, made by Functions: after both)
