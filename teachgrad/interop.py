@@ -10,12 +10,12 @@ with a TypeError naming the function, when teachgrad has none.
 """
 import torch
 
-from . import forward_ad, grad_mode, torch_leaves
+from . import forward_ad, function, grad_mode, torch_leaves
 
 
 def handle(func, args, kwargs):
     """Run `func(*args, **kwargs)` for arguments that include Variables (see the module's docstring)."""
-    from .variable import Variable
+    Variable = function.Variable
     recording = grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)
     if not (recording or (forward_ad._current_level >= 0 and _any_dual((args, kwargs)))):
         return _wrap(func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable)), Variable)
@@ -58,7 +58,7 @@ def module_function(name):
         return None
 
     def call(*args, **kwargs):
-        from .variable import Variable
+        Variable = function.Variable
         requires_grad = kwargs.pop("requires_grad", False)
         result = handle(func, args, kwargs)
         if requires_grad:
