@@ -652,3 +652,15 @@ def test_a_custom_functions_saved_tensors_are_packed_in_the_order_saved():
             out = Both.apply(x, y)
         return [t is x for t in seen], [t is y for t in seen], [t is out for t in seen]
     same(program)
+
+
+def test_region_activation_memory_budget_refuses_eager_mode_as_torch():
+    """torch's region_activation_memory_budget only works under torch.compile: in eager mode both raise
+    torch's RuntimeError, and refuse a budget outside [0, 1] with torch's ValueError first."""
+    for budget, error in ((0.5, RuntimeError), (1.5, ValueError), (True, TypeError)):
+        messages = []
+        for lib in (tg, torch):
+            with pytest.raises(error) as raised:
+                lib.autograd.graph.region_activation_memory_budget(budget)
+            messages.append(str(raised.value))
+        assert messages[0] == messages[1]

@@ -20,7 +20,11 @@ from .. import engine, function
 from ..graph import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook",
-           "allow_mutation_on_saved_tensors", "Node", "increment_version"]
+           "allow_mutation_on_saved_tensors", "Node", "increment_version", "region_activation_memory_budget"]
+
+# torch.compile's activation-memory annotation: in eager mode (teachgrad always is) torch's own raises its
+# RuntimeError, the same under teachgrad; nothing of teachgrad's graph is involved.
+region_activation_memory_budget = torch.autograd.graph.region_activation_memory_budget
 
 
 class Node(abc.ABC):
