@@ -22,7 +22,7 @@ import weakref
 
 import torch
 
-from . import function, grad_mode
+from . import function, grad_layout, grad_mode
 
 NOT_A_LEAF = (
     "a torch tensor that torch's autograd computed (grad_fn=<{}>) was passed to a teachgrad op: teachgrad takes "
@@ -91,9 +91,7 @@ def accumulate(tensor, grad, owned):
         grad = grad.data   # a Variable (under a forward-mode level): its plain data
     current = tensor.grad
     if current is None:
-        if not (owned and grad.stride() == tensor.stride()):
-            grad = torch.empty_like(tensor, memory_format=torch.preserve_format).copy_(grad)
-        tensor.grad = grad
+        tensor.grad = grad_layout.first_grad(tensor, grad, owned)
     else:
         current += grad
 

@@ -16,7 +16,7 @@ import weakref
 
 import torch
 
-from . import engine, function, grad_mode, interop, ops, torch_leaves, views
+from . import engine, function, grad_layout, grad_mode, interop, ops, torch_leaves, views
 from .function import AccumulateGrad, Node, RemovableHandle
 from .tensor_methods import TensorMethods
 
@@ -236,7 +236,7 @@ class Variable(TensorMethods):
             self._grad = ops.CopyGrad.apply(torch.empty_like(self.data), new) if self._grad is None else self._grad + new
         elif self._grad is None:
             grad = grad if isinstance(grad, torch.Tensor) else grad.data
-            self._grad = Variable._make(grad if owned else grad.clone())
+            self._grad = Variable._make(grad_layout.first_grad(self._data, grad, owned))
         else:
             self._grad.data.add_(grad if isinstance(grad, torch.Tensor) else grad.data)
 

@@ -492,3 +492,36 @@ def test_a_broadcast_gradient_is_summed_by_the_engine_not_the_node(op):
         y.sum().backward()
         return [tuple(g.shape) for g in direct], b.grad
     same(snippet)
+
+
+# --- the gradient layout contract: a leaf's first .grad is laid out as the leaf (torch's accumulate_grad.h) ---
+
+def _first_grad_layouts(lib, make_leaf, enforce=True):
+    """The strides of a leaf's first .grad, for a fresh gradient (stolen when it obeys the contract) and for a
+    gradient the caller holds (always copied), with torch's enforce_grad_layout_policy as given."""
+    seen = []
+    for given in (False, True):
+        leaf = make_leaf(lib)
+        with torch.autograd.enforce_grad_layout_policy(enforce) if lib is torch else \
+                tg.autograd.enforce_grad_layout_policy(enforce):
+            if given:
+                leaf.backward(torch.ones(leaf.shape).t().contiguous().t() if leaf.dim() == 2 else torch.ones(leaf.shape))
+            else:
+                (leaf * 2).sum().backward()
+        seen.append((tuple(leaf.grad.stride()), leaf.grad.is_contiguous()))
+    return seen
+
+
+_LEAVES = {
+    "permuted": lambda lib: lib.empty(2, 3, 4).permute(2, 0, 1).requires_grad_(),
+    "transposed": lambda lib: lib.empty(3, 5).t().requires_grad_(),
+    "with gaps": lambda lib: lib.empty(4, 6)[:, ::2].requires_grad_(),
+    "contiguous": lambda lib: lib.empty(3, 5).requires_grad_(),
+    "size-1 dims": lambda lib: lib.empty(1, 5, 1).requires_grad_(),
+}
+
+
+@pytest.mark.parametrize("enforce", [True, False])
+@pytest.mark.parametrize("leaf", sorted(_LEAVES))
+def test_first_gradient_layout_is_torchs(leaf, enforce):
+    assert _first_grad_layouts(tg, _LEAVES[leaf], enforce) == _first_grad_layouts(torch, _LEAVES[leaf], enforce)

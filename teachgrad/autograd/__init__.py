@@ -5,7 +5,7 @@ detection, forward_ad, functional, and the modules `tg.autograd.function` and `t
 kernels teachgrad's ops call (with record_function ranges as torch's)."""
 import sys
 
-from torch.autograd import profiler
+from torch.autograd import enforce_grad_layout_policy, profiler  # torch's own: its switch is the one teachgrad reads
 
 from .. import anomaly_mode, forward_ad, grad_mode
 from .. import autograd_functional as functional
@@ -25,4 +25,4 @@ sys.modules[__name__ + ".profiler"] = profiler
 
 __all__ = ["graph", "Function", "Variable", "function", "backward", "grad", "gradcheck", "gradgradcheck", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly",
-           "grad_mode", "anomaly_mode", "forward_ad", "functional", "profiler"]
+           "grad_mode", "anomaly_mode", "forward_ad", "functional", "profiler", "enforce_grad_layout_policy"]

@@ -1,0 +1,37 @@
+"""The gradient layout contract, as torch keeps it: a leaf's first `.grad` is laid out as the leaf is.
+
+A gradient nobody else holds is kept as it is when it obeys the contract: its strides are the leaf's
+wherever the size is not 1 (for a leaf whose elements fill their memory without gaps or overlaps; for any
+other leaf, the gradient must be contiguous). Otherwise it is copied into a new tensor laid out as the leaf.
+`torch.autograd.enforce_grad_layout_policy(False)` (also `tg.autograd.enforce_grad_layout_policy`) lets a
+gradient nobody else holds be kept whatever its layout. (torch/csrc/autograd/functions/accumulate_grad.h,
+torch/csrc/autograd/utils/grad_layout_contract.h.)
+
+Guarded by tests/test_engine_fidelity.py (test_first_gradient_layout_is_torchs) and tests/test_torch_boundary.py.
+"""
+import torch
+
+
+def first_grad(leaf: torch.Tensor, grad: torch.Tensor, owned: bool) -> torch.Tensor:
+    """What a leaf's `.grad` becomes when it had none: `grad` itself, or a copy laid out as the leaf."""
+    if owned and (grad.stride() == leaf.stride() or not torch._C._is_grad_layout_enforcement_enabled()
+                  or obeys_contract(grad, leaf)):
+        return grad
+    return torch.empty_like(leaf, memory_format=torch.preserve_format).copy_(grad)
+
+
+def obeys_contract(grad: torch.Tensor, leaf: torch.Tensor) -> bool:
+    """Whether `grad` is laid out as torch wants the gradient of `leaf` to be."""
+    if not _non_overlapping_and_dense(leaf):
+        return grad.is_contiguous()
+    return all(g == s if n != 1 else g != 0 for g, s, n in zip(grad.stride(), leaf.stride(), grad.shape))
+
+
+def _non_overlapping_and_dense(t: torch.Tensor) -> bool:
+    """Whether t's elements fill one block of memory without gaps or overlaps (in some order of its dims)."""
+    expected = 1
+    for stride, size in sorted((st, n) for st, n in zip(t.stride(), t.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
