@@ -328,7 +328,7 @@ def _propagate_users_recorded(cls, ctx, args, raw, result, tangents):
         setattr(ctx, name, seen(value))
     if ctx._saved_for_forward:
         ctx._saved_for_forward = tuple(seen(t) or t for t in ctx._saved_for_forward)
-    tangents = [_shown_tangent(arg, tangent) for arg, tangent in zip(args, tangents)]
+    tangents = [_jvp_input_tangent(arg, tangent) for arg, tangent in zip(args, tangents)]
     ctx._in_jvp = True
     try:
         out_tangents = cls.jvp(ctx, *tangents)
@@ -350,7 +350,7 @@ def _propagate_users_recorded(cls, ctx, args, raw, result, tangents):
         _remember_saved_output(ctx, output._output_nr, tangent.data)
 
 
-def _shown_tangent(arg, tangent):
+def _jvp_input_tangent(arg, tangent):
     """The tangent a jvp is handed for `arg`: with the graph it was computed by, where it has one."""
     if tangent is None or not isinstance(arg, function.Variable):
         return tangent

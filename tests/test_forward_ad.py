@@ -615,3 +615,12 @@ def test_unpack_dual_and_func_jvp_give_the_primal_through_torchs_nodes():
         out, _ = lib.func.jvp(lambda v: v * 2, (x,), (torch.ones(3),))
         seen.append((unpacked, out.grad_fn.name(), [n.name() for n, _ in out.grad_fn.next_functions]))
     assert seen[0] == seen[1], seen
+
+
+def test_a_computed_tangent_is_unpacked_as_the_librarys_tensor():
+    """unpack_dual gives a computed tangent as the library's own tensor type: a Variable under teachgrad, as a
+    torch tensor under torch (a helper's name, defined twice in forward_ad, once made it a plain torch tensor)."""
+    with tg.autograd.forward_ad.dual_level():
+        doubled = tg.autograd.forward_ad.make_dual(tg.tensor(3.0), torch.tensor(1.0)) * 2
+        tangent = tg.autograd.forward_ad.unpack_dual(doubled).tangent
+    assert isinstance(tangent, tg.Variable) and tangent.item() == 2.0
