@@ -299,16 +299,7 @@ def _propagate_recorded(cls, ctx, args, raw, result, tangents):
         ctx._in_jvp = False
         ctx._saved_for_forward = ctx._primals = ctx._result = None
     outputs = result if isinstance(result, tuple) else (result,)
-    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
-    for output, tangent in zip(outputs, out_tangents):
-        if tangent is None or not isinstance(output, Variable) or not output.dtype.is_floating_point:
-            continue
-        if not isinstance(tangent, Variable):
-            tangent = Variable._make(tangent)
-        if tangent.shape != output.shape:
-            tangent = tangent.expand(output.shape)
-        set_tangent(output, tangent.data, tangent if tangent.requires_grad else None)
-        _remember_saved_output(ctx, output._output_nr, tangent.data)
+    _set_recorded_tangents(ctx, outputs, out_tangents)
 
 
 def _propagate_users_recorded(cls, ctx, args, raw, result, tangents):
@@ -327,7 +318,7 @@ def _propagate_users_recorded(cls, ctx, args, raw, result, tangents):
     for name, value in kept.items():
         setattr(ctx, name, seen(value))
     if ctx._saved_for_forward:
-        ctx._saved_for_forward = tuple(seen(t) or t for t in ctx._saved_for_forward)
+        ctx._saved_for_forward = tuple(t if seen(t) is None else seen(t) for t in ctx._saved_for_forward)
     tangents = [_jvp_input_tangent(arg, tangent) for arg, tangent in zip(args, tangents)]
     ctx._in_jvp = True
     try:
@@ -338,6 +329,13 @@ def _propagate_users_recorded(cls, ctx, args, raw, result, tangents):
         for name, value in kept.items():
             if name in vars(ctx):   # (one that jvp deleted stays deleted)
                 setattr(ctx, name, value)
+    _set_recorded_tangents(ctx, outputs, out_tangents)
+
+
+def _set_recorded_tangents(ctx, outputs, out_tangents):
+    """Give each output the tangent a recorded jvp returned: its data, and the Variable (with the graph it was
+    computed by) as what unpack_dual shows, when that requires grad."""
+    Variable = function.Variable
     out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
     for output, tangent in zip(outputs, out_tangents):
         if tangent is None or not isinstance(output, Variable) or not output.dtype.is_floating_point:

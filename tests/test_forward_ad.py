@@ -624,3 +624,34 @@ def test_a_computed_tangent_is_unpacked_as_the_librarys_tensor():
         doubled = tg.autograd.forward_ad.make_dual(tg.tensor(3.0), torch.tensor(1.0)) * 2
         tangent = tg.autograd.forward_ad.unpack_dual(doubled).tangent
     assert isinstance(tangent, tg.Variable) and tangent.item() == 2.0
+
+
+def test_a_users_jvp_reads_what_forward_saved_for_it_as_torchs():
+    """save_for_forward of a tensor of several elements, read back in jvp while a primal requires grad: the
+    Function's own input, as torch hands it (reading it once tested a Variable for truth)."""
+    seen = []
+    for lib, fw in ((tg, tg.autograd.forward_ad), (torch, torch.autograd.forward_ad)):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_forward(x)
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, = ctx.saved_tensors
+                return 2 * x * grad
+
+            @staticmethod
+            def jvp(ctx, tangent):
+                x, = ctx.saved_tensors
+                return 2 * x * tangent
+
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        with fw.dual_level():
+            tangent = fw.unpack_dual(Square.apply(fw.make_dual(x, torch.ones(3, dtype=torch.float64)))).tangent
+            grad, = lib.autograd.grad(tangent.sum(), x)
+        plain = (lambda t: t.data) if lib is tg else (lambda t: t.detach())
+        seen.append((tangent.requires_grad, plain(tangent).tolist(), plain(grad).tolist()))
+    assert seen[0] == seen[1], seen
