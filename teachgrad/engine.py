@@ -46,8 +46,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         _run(tensors, grads, retain_graph, create_graph, inputs, capture=False)
 
 
-def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
-         allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
     """Return the gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone.
 
     An input the outputs do not depend on is an error, or gets None (`allow_unused=True`) or

@@ -292,7 +292,8 @@ class Function:
             setattr(cls, BOOKKEEPING[keyword], value)
         super().__init_subclass__()
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
-        attributes = {"_forward_cls": cls, "__module__": cls.__module__, **saved_tensors.saved_attributes(cls.saved_names)}
+        attributes = {"_forward_cls": cls, "__module__": cls.__module__,
+                      **saved_tensors.saved_attributes(cls.saved_names)}
         cls._backward_cls = type(name, (BackwardNode,), attributes)
         cls._has_setup_context = cls.setup_context is not Function.setup_context
 
@@ -329,7 +330,10 @@ class Function:
         ctx = cls._backward_cls()
         recording = grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled()  # (grad mode may be
         args, raw = _read_inputs(cls, ctx, args, recording)                                 # on in inference mode)
-        output = cls.forward(ctx, *raw) if not cls.check_gradients else custom_function.run_user_forward(cls, ctx, raw, recording)
+        if cls.check_gradients:   # a user's Function: forward with grad mode off, its results plain data
+            output = custom_function.run_user_forward(cls, ctx, raw, recording)
+        else:
+            output = cls.forward(ctx, *raw)
         if ctx._dirty:   # ctx.mark_dirty: every dirty input returned, its version bumped
             dirty.check_returned(ctx, output)
         if True in ctx.needs_input_grad:

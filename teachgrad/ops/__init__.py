@@ -7,7 +7,7 @@ from .linalg import Addmm, Dot, Mm, Mv, matmul
 from .pointwise import (Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, Maximum, Minimum, Relu, Sigmoid,
                         Sign, Sin, Sqrt, Tanh, Where)
 from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Norm, Sum, SumDim
-from .shape import (Alias, Cat, FwPrimal, Clone, CopyGrad, Diagonal, Expand, Index, Permute, ReshapeAlias, Select, Slice, Split, SplitWithSizes,
+from .shape import (Alias, Cat, Clone, CopyGrad, Diagonal, Expand, FwPrimal, Index, Permute, ReshapeAlias, Select, Slice, Split, SplitWithSizes,
                     Squeeze, SqueezeDim, Stack, T, ToCopy, ToFreshCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem,
                     reshape)
 from .writes import Copy, Fill, FillTensor, IndexPut, Zero
