@@ -191,8 +191,9 @@ def _run(outputs: tuple, grads: list, retain_graph: bool, create_graph: bool, in
     dependencies = _count_dependencies(buffers)          # node -> how many gradients it still waits for
     share_with_task(buffers, dependencies, execute, capture)
     watch = _Watch(create_graph)                         # anomaly mode, record_backward, `.grad` kept uncopied
-    ready = [(-node._sequence_nr, next(watch.order), node) for node in buffers   # newest first, as torch's
-             if node not in dependencies and (execute is None or node in execute)]          # ready queue
+    order = itertools.count()                            # among nodes of one sequence number, the first ready
+    ready = [(-node._sequence_nr, next(order), node) for node in buffers         # runs first; newest first, as
+             if node not in dependencies and (execute is None or node in execute)]          # torch's ready queue
     heapq.heapify(ready)
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
@@ -214,7 +215,7 @@ def _run(outputs: tuple, grads: list, retain_graph: bool, create_graph: bool, in
                         watch.track_owner(next_node, buffer[input_nr] is not g, node, g, grad_outputs, grad_inputs)
                 dependencies[next_node] -= 1
                 if not dependencies[next_node]:
-                    heapq.heappush(ready, (-next_node._sequence_nr, next(watch.order), next_node))
+                    heapq.heappush(ready, (-next_node._sequence_nr, next(order), next_node))
     return captured
 
 
@@ -228,7 +229,6 @@ class _Watch:
         self.check_nan = anomaly_mode._enabled and anomaly_mode._check_nan
         self.owned = set()   # AccumulateGrad nodes whose buffered gradient nobody else holds (no copy needed)
         self.may_own = not (create_graph or self.recorders)   # else a gradient may be recorded, or held by the graph
-        self.order = itertools.count()   # among nodes of one sequence number, the first ready runs first
 
     def track_owner(self, accumulator, summed, sender, g, grad_outputs, grad_inputs):
         """Whether the gradient now waiting at a leaf's AccumulateGrad is one nobody else holds (a sum the

@@ -420,8 +420,6 @@ def _is_input(cls, arg):
 
 def _wrap_unrecorded(cls: type[Function], ctx: BackwardNode, args: tuple, raw: list, output: Any) -> Any:
     """The outputs of an op that recorded nothing: Variables without history (views still know their base)."""
-    if not (ctx._dirty or cls.is_view) and type(output) is torch.Tensor:
-        return Variable._make(output)
     if isinstance(output, tuple):
         result = _wrap_outputs(None, output)
     else:
