@@ -280,14 +280,8 @@ def _differentiable_tangent(variable):
 def _propagate_recorded(cls, ctx, args, raw, result, tangents):
     """`propagate`, with the formula run on Variables under grad mode: each output's tangent is a Variable
     with a grad_fn (what `unpack_dual` shows), as torch records a tangent's computation."""
-    Variable = function.Variable
     from . import torch_leaves
-    recorded = []
-    for i, (arg, tangent) in enumerate(zip(args, tangents)):
-        shown = (_differentiable_tangent(arg) if tangent is not None and isinstance(arg, Variable)
-                 and i not in cls.nondifferentiable_args else None)
-        recorded.append(shown if shown is not None else None if tangent is None else Variable._make(tangent))
-    tangents = recorded
+    tangents = [_as_variable(_jvp_input_tangent(arg, tangent)) for arg, tangent in zip(args, tangents)]
     ctx._in_jvp = True
     ctx._primals = tuple(torch_leaves.as_variable(a) if isinstance(a, torch.Tensor) and a.requires_grad else a
                          for a in args)
@@ -346,6 +340,10 @@ def _set_recorded_tangents(ctx, outputs, out_tangents):
             tangent = tangent.expand(output.shape)
         set_tangent(output, tangent.data, tangent if tangent.requires_grad else None)
         _remember_saved_output(ctx, output._output_nr, tangent.data)
+
+
+def _as_variable(tangent):
+    return function.Variable._make(tangent) if isinstance(tangent, torch.Tensor) else tangent
 
 
 def _jvp_input_tangent(arg, tangent):
