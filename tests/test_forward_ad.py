@@ -364,24 +364,33 @@ def test_gradients_carry_tangents_without_create_graph():
     torch.testing.assert_close(tangents[0], tangents[1])
 
 
+def _square_function(lib, save_for_forward):
+    """x * x as a custom Function of `lib`: backward and jvp both read ctx.saved_tensors (x); forward saves x for
+    backward, and for forward too when asked."""
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            if save_for_forward:
+                ctx.save_for_forward(x)
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            return 2 * x * grad
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            x, = ctx.saved_tensors
+            return 2 * x * tangent
+    return Square
+
+
 def test_custom_jvp_sees_only_what_was_saved_for_forward():
     """In jvp, ctx.saved_tensors is () when only save_for_backward was called: torch's unpacking error."""
     def call(lib, fw):
-        class Square((tg.Function if lib is tg else torch.autograd.Function)):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x * x
-
-            @staticmethod
-            def jvp(ctx, x_t):
-                x, = ctx.saved_tensors
-                return 2 * x * x_t
-
-            @staticmethod
-            def backward(ctx, grad):
-                x, = ctx.saved_tensors
-                return 2 * x * grad
+        Square = _square_function(lib, save_for_forward=False)
         x = x_of(lib, 3).requires_grad_()
         with fw.dual_level():
             out = Square.apply(fw.make_dual(x, torch.ones(3, dtype=torch.float64)))
@@ -631,23 +640,7 @@ def test_a_users_jvp_reads_what_forward_saved_for_it_as_torchs():
     Function's own input, as torch hands it (reading it once tested a Variable for truth)."""
     seen = []
     for lib, fw in ((tg, tg.autograd.forward_ad), (torch, torch.autograd.forward_ad)):
-        class Square(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_forward(x)
-                ctx.save_for_backward(x)
-                return x * x
-
-            @staticmethod
-            def backward(ctx, grad):
-                x, = ctx.saved_tensors
-                return 2 * x * grad
-
-            @staticmethod
-            def jvp(ctx, tangent):
-                x, = ctx.saved_tensors
-                return 2 * x * tangent
-
+        Square = _square_function(lib, save_for_forward=True)
         x = lib.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
         with fw.dual_level():
             tangent = fw.unpack_dual(Square.apply(fw.make_dual(x, torch.ones(3, dtype=torch.float64)))).tangent
