@@ -14,14 +14,15 @@ import torch
 
 def first_grad(leaf: torch.Tensor, grad: torch.Tensor, owned: bool) -> torch.Tensor:
     """What a leaf's `.grad` becomes when it had none: `grad` itself, or a copy laid out as the leaf."""
-    if owned and (grad.stride() == leaf.stride() or not torch._C._is_grad_layout_enforcement_enabled()
-                  or obeys_contract(grad, leaf)):
+    if owned and (not torch._C._is_grad_layout_enforcement_enabled() or obeys_contract(grad, leaf)):
         return grad
     return torch.empty_like(leaf, memory_format=torch.preserve_format).copy_(grad)
 
 
 def obeys_contract(grad: torch.Tensor, leaf: torch.Tensor) -> bool:
     """Whether `grad` is laid out as torch wants the gradient of `leaf` to be."""
+    if leaf.is_contiguous() and grad.stride() == leaf.stride():   # (the usual case, without the loop below)
+        return True
     if not _non_overlapping_and_dense(leaf):
         return grad.is_contiguous()
     return all(g == s if n != 1 else g != 0 for g, s, n in zip(grad.stride(), leaf.stride(), grad.shape))

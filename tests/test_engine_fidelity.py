@@ -525,3 +525,14 @@ _LEAVES = {
 @pytest.mark.parametrize("leaf", sorted(_LEAVES))
 def test_first_gradient_layout_is_torchs(leaf, enforce):
     assert _first_grad_layouts(tg, _LEAVES[leaf], enforce) == _first_grad_layouts(torch, _LEAVES[leaf], enforce)
+
+
+def test_a_gradient_strided_as_a_leaf_with_gaps_is_still_copied_contiguous():
+    """The contract for a leaf that is not dense (a slice with gaps) asks for a contiguous gradient: one laid
+    out with the leaf's own gapped strides is copied, though its strides equal the leaf's."""
+    from teachgrad import grad_layout
+    leaf = torch.empty(4, 6)[:, ::2]
+    grad = torch.ones(4, 6)[:, ::2]
+    assert not grad_layout.obeys_contract(grad, leaf)
+    kept = grad_layout.first_grad(leaf, grad, owned=True)
+    assert kept is not grad and kept.is_contiguous()
