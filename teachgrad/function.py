@@ -363,13 +363,52 @@ def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple, recording:
     """Each argument's data (what forward computes with), and while recording the node's edges; sets
     `ctx.needs_input_grad`. Returns (args, raw).
 
-    An input (a tensor, or a number some built-ins take as one) gets an edge: where its gradient goes, and
-    the (shape, dtype, device) that gradient must have. A torch tensor that requires grad (an `nn.Parameter`)
-    is a leaf of teachgrad's graph: it stands in the arguments as a `TorchLeaf` Variable, whose edge leads to
-    the tensor's own AccumulateGrad."""
+    An input gets an edge: where its gradient goes (`_next_nodes`, `_input_nrs`), and the (shape, dtype,
+    device) that gradient must have (`_input_meta`). This is the usual case, every argument a Variable;
+    `_read_mixed_inputs` reads the others (numbers, torch tensors, None, index arguments)."""
     if not recording:
         ctx.needs_input_grad = _NO_GRAD_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
         return args, [arg._data if isinstance(arg, Variable) else arg for arg in args]
+    if cls.nondifferentiable_args:
+        return _read_mixed_inputs(cls, ctx, args)
+    raw, needs, nodes, input_nrs, metas = [], [], [], [], []
+    for arg in args:
+        if not isinstance(arg, Variable):
+            return _read_mixed_inputs(cls, ctx, args)
+        data = arg._data
+        raw.append(data)
+        if arg._view is None:               # (a view's history may have to be made again: see _edge)
+            node, input_nr = arg._grad_fn, arg._output_nr
+            if node is None and arg._requires_grad:
+                node, input_nr = arg._grad_accumulator(), 0
+        elif arg.requires_grad:
+            node, input_nr = arg._edge()
+        else:
+            node = None
+        if node is None and not arg._requires_grad:   # a constant: no gradient goes to it
+            needs.append(False)
+            nodes.append(None)
+            input_nrs.append(0)
+            metas.append(None)
+            continue
+        needs.append(True)
+        nodes.append(node)
+        input_nrs.append(input_nr)
+        metas.append((tuple(data.shape), data.dtype, data.device))   # (as _meta)
+    ctx.needs_input_grad = tuple(needs)
+    if True in ctx.needs_input_grad:
+        ctx._next_nodes, ctx._input_nrs, ctx._input_meta = tuple(nodes), tuple(input_nrs), tuple(metas)
+        ctx._input_slots = _EVERY_ARGUMENT[len(args)] if len(args) < 8 else tuple(range(len(args)))
+    return args, raw
+
+
+def _read_mixed_inputs(cls, ctx, args):
+    """`_read_inputs` for arguments that are not all Variables.
+
+    A number some built-ins take as an input, a torch tensor, or None (for `none_is_input`) gets an empty edge;
+    other arguments get none. A torch tensor that requires grad (an `nn.Parameter`) is a leaf of teachgrad's
+    graph: it stands in the arguments as a `TorchLeaf` Variable, whose edge leads to the tensor's own
+    AccumulateGrad."""
     raw, needs, edges, metas, slots = [], [], [], [], []
     skipped = cls.nondifferentiable_args
     for i, arg in enumerate(args):
@@ -410,6 +449,7 @@ def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple, recording:
 
 _NO_EDGE = (None, 0)
 _NO_GRAD_NEEDED = tuple((False,) * n for n in range(8))   # needs_input_grad when nothing is recorded
+_EVERY_ARGUMENT = tuple(tuple(range(n)) for n in range(8))   # _input_slots when every argument is an input
 
 
 def _is_input(cls, arg):

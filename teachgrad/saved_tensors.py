@@ -121,10 +121,16 @@ def _anomaly_hint():
 def pack_saved(to_save, args, raw, outputs, result, pack_order=None):
     """What `save_for_backward` was given, kept as SavedTensors (through the saved-tensor hooks, if any);
     and whether hooks were set."""
-    hooks = graph.current_hooks()
-    if hooks is None:
-        return tuple([None if tensor is None else _saved(tensor, k, args, raw, outputs)
-                      for k, tensor in enumerate(to_save)]), False
+    if graph._state.stack:   # saved-tensor hooks apply
+        return _pack_with_hooks(to_save, args, raw, outputs, result, pack_order), True
+    saved = []
+    for k, tensor in enumerate(to_save):
+        saved.append(None if tensor is None else _saved(tensor, k, args, raw, outputs))
+    return tuple(saved), False
+
+
+def _pack_with_hooks(to_save, args, raw, outputs, result, pack_order):
+    """Each saved tensor goes to the pack hook as the user knows it, in the order torch packs them."""
     saved, seen_as = [], []
     for k, tensor in enumerate(to_save):
         if tensor is None:
@@ -136,18 +142,21 @@ def pack_saved(to_save, args, raw, outputs, result, pack_order=None):
         results = result if isinstance(result, tuple) else (result,)
         seen = results[saved_tensor.output_nr] if saved_tensor.output_nr is not None else saved_tensor.variable
         seen_as.append(seen if isinstance(seen, function.Variable) else function.Variable._make(saved_tensor.data))
+    hooks = graph.current_hooks()
     for k in pack_order or range(len(saved)):
         if saved[k] is not None:
             saved[k].set_hooks(*hooks, seen_as[k])
-    return tuple(saved), True
+    return tuple(saved)
 
 
 def _saved(tensor, k, args, raw, outputs):
     """One saved tensor: an output of the node keeps only its data, an input remembers its function.Variable."""
-    if isinstance(tensor, function.Variable):   # forward computed it with teachgrad functions: its data is saved
-        tensor = tensor._data
-    elif not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type {type(tensor).__name__}")
+    if type(tensor) is not torch.Tensor:
+        if isinstance(tensor, function.Variable):   # forward computed it with teachgrad functions: its data is saved
+            tensor = tensor._data
+        elif not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type "
+                            f"{type(tensor).__name__}")
     if tensor.is_inference():
         raise RuntimeError(grad_mode.INFERENCE_SAVED)
     for output_nr, output in enumerate(outputs):

@@ -13,10 +13,9 @@ from .ops.broadcast import unbroadcast
 
 def fit_to_inputs(node, grad_inputs):
     """Make each gradient look like its input, as torch's engine does for every node (validate_outputs)."""
-    metas = node._input_meta
-    for k, g in enumerate(grad_inputs):
-        if g is not None and metas[k] is not None and (g.shape, g.dtype, g.device) != metas[k]:
-            grad_inputs[k] = _fitted(node, k, g, metas[k])
+    for k, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):
+        if g is not None and meta is not None and (g.shape, g.dtype, g.device) != meta:
+            grad_inputs[k] = _fitted(node, k, g, meta)
 
 
 def _fitted(node, k, g, meta):
