@@ -15,8 +15,8 @@ lazily, when the view's `grad_fn` is next read and its version has moved on.
 """
 import re
 
-from . import grad_mode
-from .function import Builtin, Function, _meta, _sequence_nr
+from . import forward_ad, function, grad_mode
+from .function import Builtin, _meta, _sequence_nr
 
 DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, IN_CUSTOM_FUNCTION = (
     "default", "no_grad", "multi_output", "in_custom_function")
@@ -96,6 +96,25 @@ def replay(chain, x):
     for cls, args in chain:
         x = cls.apply(x, *args)
     return x
+
+
+def apply_view_ops(source, steps):
+    """Apply the view ops `steps` ((Function, args), ...) to the Variable `source` in turn, as `x[0, 1:]` does.
+
+    When nothing is recorded (no gradient flows through `source`, or grad mode is off) the kernels run on the
+    data, and the result is marked a view once per op, as each op's `apply` would have marked it: the same
+    view, without a Variable and a ctx for every step between."""
+    if not steps:
+        return source
+    if forward_ad._current_level >= 0 or (grad_mode.is_grad_enabled() and source.requires_grad):
+        for cls, args in steps:
+            source = cls.apply(source, *args)
+        return source
+    view = function.Variable._make(_forward_steps(steps, source._data)[0])
+    for step in steps:
+        mark_view(view, source, step)
+        source = view
+    return view
 
 
 # --- the nodes in-place writes leave behind ----------------------------------------------------

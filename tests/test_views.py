@@ -669,3 +669,35 @@ def test_a_custom_functions_view_outputs_know_their_base():
         (a.sum() + b.sum() + d.sum()).backward()
         return out, x.grad_fn.name(), a._version, lib.autograd.grad((a * b).sum(), x, allow_unused=True)
     same(snippet)
+
+
+def test_an_index_of_several_basic_items_in_no_grad_mode_is_torchs_view():
+    """`x[1, 2:, None]` with nothing recorded: the kernels run on the data and the result is marked a view once per
+    view op (teachgrad.views.apply_view_ops); it must be the same view torch makes, with the same refusals."""
+    def run(lib):
+        y = lib.arange(24.0).view(2, 3, 4) * 1
+        with lib.no_grad():
+            v = y[1, 1:, None, ..., ::2]
+        w = y[0][1:].unsqueeze(1)[..., ::2]   # the same view, one op at a time, outside no_grad
+        y.add_(1)                                 # both see the write, through the shared version counter
+        return v, v._base is y, v._version == y._version, w, v.shape, v.stride(), v.storage_offset()
+
+    ours, theirs = both(run)
+    assert close(ours[0], theirs[0]) and close(ours[3], theirs[3])
+    assert ours[1:3] == theirs[1:3] == (True, True) and ours[4:] == theirs[4:]
+
+    def written_in_grad_mode_with_a_grad_operand(lib):
+        x = lib.ones(2, 1, 2, requires_grad=True)
+        y = lib.zeros(2, 3, 4)
+        with lib.no_grad():
+            v = y[1, 1:, None, ..., ::2]
+        v.add_(x)
+
+    def of_a_base_that_requires_grad_then_written(lib):
+        y = lib.ones(2, 3, 4, requires_grad=True) * 1
+        with lib.no_grad():
+            v = y[1, 1:, None]
+        v.mul_(2)
+
+    for fn in (written_in_grad_mode_with_a_grad_operand, of_a_base_that_requires_grad_then_written):
+        raises_like_torch(fn)

@@ -4,7 +4,7 @@ Their backward puts each gradient element back where its input element came from
 """
 import torch
 
-from .. import function
+from .. import function, views
 from ..function import Builtin
 
 
@@ -480,28 +480,31 @@ def index_target(a, index):
     """
     items = index if isinstance(index, tuple) else (index,)
     items = tuple(plain_index(i) for i in items)
-    result, dim, tensors = a, 0, []
+    steps, dim, ndim, tensors = [], 0, a.dim(), []   # the view ops to apply; ndim: the dims of the view so far
     for k, item in enumerate(items):
         if item is Ellipsis:
-            dim = result.dim() - sum(_dims_used(i) for i in items[k + 1:])
+            dim = ndim - sum(_dims_used(i) for i in items[k + 1:])
         elif item is None:
-            result = Unsqueeze.apply(result, dim)
+            steps.append((Unsqueeze, (dim,)))
             dim += 1
+            ndim += 1
         elif isinstance(item, slice):
             if item != slice(None):
-                result = Slice.apply(result, (slice(None),) * dim + (item,))
+                steps.append((Slice, ((slice(None),) * dim + (item,),)))
             dim += 1
         elif isinstance(item, torch.Tensor) and not (item.dim() == 0 and not item.dtype.is_floating_point
                                                       and item.dtype != torch.bool):
             tensors.append((dim, item))
             dim += _dims_used(item)
         elif isinstance(item, int) or (hasattr(item, "__index__") and not isinstance(item, bool)):
-            result = Select.apply(result, (slice(None),) * dim + (int(item),))
+            steps.append((Select, ((slice(None),) * dim + (int(item),),)))
+            ndim -= 1
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
                 f"(got {type(item).__name__})"
             )
+    result = views.apply_view_ops(a, steps)
     if not tensors:
         return result, None
     indices, used = [], 0
