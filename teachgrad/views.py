@@ -98,19 +98,21 @@ def replay(chain, x):
     return x
 
 
-def apply_view_ops(source, steps):
+def apply_view_ops(source, steps, all_at_once=None):
     """Apply the view ops `steps` ((Function, args), ...) to the Variable `source` in turn, as `x[0, 1:]` does.
 
     When nothing is recorded (no gradient flows through `source`, or grad mode is off) the kernels run on the
-    data, and the result is marked a view once per op, as each op's `apply` would have marked it: the same
-    view, without a Variable and a ctx for every step between."""
+    data (`all_at_once(data)`, when given, makes the same view in one call), and the result is marked a view
+    once per op, as each op's `apply` would have marked it: the same view, without a Variable and a ctx for
+    every step between."""
     if not steps:
         return source
     if forward_ad._current_level >= 0 or (grad_mode.is_grad_enabled() and source.requires_grad):
         for cls, args in steps:
             source = cls.apply(source, *args)
         return source
-    view = function.Variable._make(_forward_steps(steps, source._data)[0])
+    data = _forward_steps(steps, source._data)[0] if all_at_once is None else all_at_once(source._data)
+    view = function.Variable._make(data)
     for step in steps:
         mark_view(view, source, step)
         source = view

@@ -504,9 +504,9 @@ def index_target(a, index):
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
                 f"(got {type(item).__name__})"
             )
+    if not tensors:   # (torch's own indexing makes the same view in one call, when nothing is recorded)
+        return views.apply_view_ops(a, steps, lambda data: data[items]), None
     result = views.apply_view_ops(a, steps)
-    if not tensors:
-        return result, None
     indices, used = [], 0
     for position, tensor in tensors:
         while used < position:
