@@ -530,10 +530,9 @@ def _tangent_and_its_gradient(lib, fw, f, *xs):
                 [None if g is None else plain(g).clone() for g in grads])
 
 
-# not recorded yet: in-place ops compute the new tangent on the data (forward_ad.in_place_tangent), and the softmax
-# family's formulas read raw tensors; their tangent then does not require grad (autograd.grad refuses it: no
-# silent number). exp_ of a leaf's view is refused by torch itself.
-_TANGENT_NOT_RECORDED = {"cross_entropy", "log_softmax", "softmax", "nll_none", "mul_", "write_through_view"}
+# torch (2.13) itself fails to differentiate the tangent of its softmax family (pytorch/pytorch#162350). exp_ of a leaf's view is
+# refused by torch itself.
+_TANGENT_NOT_RECORDED = {"cross_entropy", "log_softmax", "softmax", "nll_none"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="not recorded yet"))
@@ -647,4 +646,26 @@ def test_a_users_jvp_reads_what_forward_saved_for_it_as_torchs():
             grad, = lib.autograd.grad(tangent.sum(), x)
         plain = (lambda t: t.data) if lib is tg else (lambda t: t.detach())
         seen.append((tangent.requires_grad, plain(tangent).tolist(), plain(grad).tolist()))
+    assert seen[0] == seen[1], seen
+
+
+def _mul_into_a_row(x, y):
+    z = x * y
+    z[0].mul_(y)
+    return z
+
+
+@pytest.mark.parametrize("f", [lambda x, y: (x * y).mul_(y), _mul_into_a_row, _write_dual_into_plain_view],
+                         ids=["mul_", "mul_into_a_row", "write_dual_into_plain_view"])
+def test_an_in_place_ops_tangent_records_its_write_as_torchs(f):
+    """In place, torch computes the new tangent by the out-of-place formula and copies it into the old tangent, and
+    records that copy when a primal requires grad: CopyBackwards, or through a view CopySlices on the base's tangent.
+    (teachgrad computed it on raw data: a tangent that did not require grad.)"""
+    seen = []
+    for lib, fw in ((tg, gfw), (torch, tfw)):
+        inputs = [tg.Variable(x.clone(), requires_grad=True) if lib is tg else x.clone().requires_grad_() for x in (A, B)]
+        with fw.dual_level():
+            tangent = fw.unpack_dual(f(*(fw.make_dual(i, tangent_for(i.data)) for i in inputs))).tangent
+            seen.append((tangent.requires_grad, tangent.grad_fn.name(),
+                         sorted(n.name() for n, _ in tangent.grad_fn.next_functions if n is not None)))
     assert seen[0] == seen[1], seen
