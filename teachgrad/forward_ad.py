@@ -393,20 +393,29 @@ def is_dual(x) -> bool:
 
 
 def in_place_tangent(variable, out_of_place):
-    """The tangent `variable` will have after an in-place op: its out-of-place twin's, on a dual copy."""
+    """The tangent `variable` will have after an in-place op: its out-of-place twin's, on a copy of the value before
+    the write (torch's original_self) with a copy of its tangent. As an out-of-place op's, the formula is recorded
+    when grad mode is on and a primal or tangent requires grad: then a Variable with a grad_fn comes back."""
     Variable = function.Variable
-    before = Variable._make(variable.data.clone())
-    own = tangent_of(variable)
-    if own is not None:
+    before = Variable._make(variable.data.clone(), variable.grad_fn, variable._output_nr)
+    own, shown = tangent_of(variable), _differentiable_tangent(variable)
+    if shown is not None:                  # cloned, as torch clones self_t: the write must not change what the
+        shown = shown.clone()              # formula saved for backward
+        set_tangent(before, shown.data, shown)
+    elif own is not None:
         set_tangent(before, own.clone())
-    with grad_mode.no_grad():
-        after = out_of_place(before)
-    tangent = tangent_of(after)
-    return torch.zeros_like(variable.data) if tangent is None else tangent
+    after = out_of_place(before)
+    if after._fw_grad is None:
+        return torch.zeros_like(variable.data)
+    _, tangent, shown = after._fw_grad
+    return shown if isinstance(shown, Variable) and shown.requires_grad else tangent
 
 
 def write_tangent(variable, tangent):
-    """After an in-place op: `variable` now has `tangent`; through a view, it lands in the base's tangent."""
+    """After an in-place op: `variable` now has `tangent`; through a view, it lands in the base's tangent.
+    A recorded tangent (a Variable) is written as torch writes it, by a copy_ that is recorded in turn."""
+    if isinstance(tangent, function.Variable):
+        return _write_recorded(variable, tangent)
     view = variable._view
     if view is None:
         own = _own_tangent(variable)
@@ -429,3 +438,31 @@ def write_tangent(variable, tangent):
     written.copy_(tangent)
     if variable._fw_grad is not None:
         set_tangent(variable, written)
+
+
+def _write_recorded(variable, tangent):
+    """write_tangent of a tangent that requires grad: copied into the tangent's Variable (through a view, into a view
+    of the base's), so that the tangent's history records the write (CopyBackwards, CopySlices), as torch's does."""
+    view = variable._view
+    if view is None or (_own_tangent(view.base) is None and variable._fw_grad is not None):
+        if variable._fw_grad is None:
+            set_tangent(variable, tangent.data, tangent)
+        else:
+            _tangent_variable(variable).copy_(tangent)
+        return
+    from .views import replay
+    written = replay(view.chain, _tangent_variable(view.base))
+    written.copy_(tangent)
+    if variable._fw_grad is not None:
+        set_tangent(variable, written.data, written)
+
+
+def _tangent_variable(variable):
+    """A Variable's own tangent as a Variable an in-place write can record on: the one it has, else one made over
+    its data (zeros if it had none), kept as what unpack_dual shows."""
+    shown = _differentiable_tangent(variable) if variable._fw_grad is not None else None
+    if shown is None:
+        data = _own_tangent(variable)
+        shown = function.Variable._make(torch.zeros_like(variable.data) if data is None else data)
+        set_tangent(variable, shown.data, shown)
+    return shown
