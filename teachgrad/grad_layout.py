@@ -13,10 +13,18 @@ import torch
 
 
 def first_grad(leaf: torch.Tensor, grad: torch.Tensor, owned: bool) -> torch.Tensor:
-    """What a leaf's `.grad` becomes when it had none: `grad` itself, or a copy laid out as the leaf."""
+    """What a leaf's `.grad` becomes when it had none: `grad`'s memory itself, or a copy laid out as the leaf."""
     if owned and (not torch._C._is_grad_layout_enforcement_enabled() or obeys_contract(grad, leaf)):
-        return grad
-    return torch.empty_like(leaf, memory_format=torch.preserve_format).copy_(grad)
+        return grad.detach()   # as torch's AccumulateGrad: the same memory, in a tensor object of its own
+    return clone_obey_contract(grad, leaf)
+
+
+def clone_obey_contract(grad: torch.Tensor, leaf: torch.Tensor) -> torch.Tensor:
+    """A copy of `grad` laid out as torch wants `leaf`'s gradient: with the leaf's strides when its elements fill
+    their memory without gaps or overlaps, else contiguous (the kernels torch calls for it, too)."""
+    if _non_overlapping_and_dense(leaf):
+        return grad.new_empty_strided(leaf.shape, leaf.stride(), dtype=leaf.dtype, device=leaf.device).copy_(grad)
+    return grad.clone(memory_format=torch.contiguous_format)
 
 
 def obeys_contract(grad: torch.Tensor, leaf: torch.Tensor) -> bool:
