@@ -624,6 +624,37 @@ def normalise(text: str) -> str:
     return " ".join(_ADDRESS.sub(" at 0x", text).replace("Variable(", "tensor(").split())
 
 
+def profiler_tables_as_counts(text: str) -> str:
+    """Each table torch's profiler prints (`prof.key_averages().table()`) as what it counts: every row's name and
+    number of calls, in name order. Its times are measured, and differ from run to run under torch too.
+
+    The table's first line of dashes gives its columns (one run of dashes each, one space apart)."""
+    lines, out, i = text.splitlines(), [], 0
+    while i < len(lines):
+        rule, header = lines[i], lines[i + 1] if i + 1 < len(lines) else ""
+        if not (rule.startswith("---") and set(rule) <= {"-", " "} and "Self CPU" in header and "# of Calls" in header):
+            out.append(lines[i])
+            i += 1
+            continue
+        spans, start = [], 0
+        for run in rule.split(" "):
+            spans.append((start, start + len(run)))
+            start += len(run) + 1
+        cut = lambda line: [line[a:b].strip() for a, b in spans]   # noqa: E731
+        calls = cut(header).index("# of Calls")
+        i += 3                                      # the rule, the header, the rule under it
+        rows = []
+        while i < len(lines) and not lines[i].startswith("---"):
+            fields = cut(lines[i])
+            rows.append(f"{fields[0]} x{fields[calls]}")
+            i += 1
+        i += 1                                      # the closing rule
+        if i < len(lines) and lines[i].startswith("Self CPU time total"):
+            i += 1
+        out.append("[profiler table: " + "; ".join(sorted(rows)) + "]")
+    return "\n".join(out)
+
+
 def same_text(ours: str | None, theirs: str | None, rtol: float) -> bool:
     """Equal text, except numbers with a decimal point or exponent: each may differ by its last printed digit
     (and rtol); integers must be equal."""
@@ -720,6 +751,8 @@ def cell_difference(ours: dict, theirs: dict, rtol: float, atol: float, unordere
             return f"torch raised {te['type']}: {te['message']!r:.200}; teachgrad raised nothing"
         else:
             return None  # raised under teachgrad only: a FAIL, told apart by the caller
+    if "# of Calls" in (theirs["stdout"] or ""):   # a profiler's table: compared by its rows' names and calls
+        ours, theirs = ({**r, "stdout": profiler_tables_as_counts(r["stdout"] or "")} for r in (ours, theirs))
     if not same_text(ours["stdout"], theirs["stdout"], rtol):
         return f"printed {_clip(ours['stdout'])!r} where torch printed {_clip(theirs['stdout'])!r}"
     if not same_text(ours["display"], theirs["display"], rtol):
