@@ -479,10 +479,13 @@ def index_target(a, index):
     as index and index_put_ take them. A `:` that takes everything makes no view.
     """
     items = index if isinstance(index, tuple) else (index,)
-    items = tuple(plain_index(i) for i in items)
-    steps, dim, ndim, tensors = [], 0, a.dim(), []   # the view ops to apply; ndim: the dims of the view so far
+    items = tuple([plain_index(i) for i in items])
+    steps, dim, ndim, tensors = [], 0, a._data.dim(), []   # the view ops to apply; ndim: the dims of the view so far
     for k, item in enumerate(items):
-        if item is Ellipsis:
+        if type(item) is int:   # (the usual item, first)
+            steps.append((Select, ((slice(None),) * dim + (item,),)))
+            ndim -= 1
+        elif item is Ellipsis:
             dim = ndim - sum(_dims_used(i) for i in items[k + 1:])
         elif item is None:
             steps.append((Unsqueeze, (dim,)))
