@@ -9,7 +9,8 @@
   zeros (`materialize_grads=True`); a torch tensor's gradient comes back as a torch tensor.
 
 Guarded by tests/test_engine.py, tests/test_engine_fidelity.py (messages, dtypes, devices),
-tests/test_autograd_api.py (grad's arguments) and tests/test_torch_boundary.py (torch tensors as inputs).
+tests/test_fidelity_corpus.py (allow_unused, materialize_grads), tests/test_autograd_api.py and
+tests/test_torch_boundary.py (torch tensors as inputs).
 """
 from __future__ import annotations
 

@@ -6,8 +6,9 @@
   device or size;
 - `.grad` read on a non-leaf that does not retain it (a warning, as torch's).
 
-Guarded by tests/test_engine.py and tests/test_engine_fidelity.py (messages), tests/test_inference_mode.py
-(inference tensors) and tests/test_autograd_api.py (`.grad` assignment).
+Guarded by tests/test_engine.py, tests/test_engine_fidelity.py and tests/test_fidelity_corpus.py (messages),
+tests/test_inference_mode.py (inference tensors), tests/test_autograd_api.py and tests/test_torch_boundary.py
+(`.grad` assignment).
 """
 from __future__ import annotations
 
