@@ -11,6 +11,8 @@ import traceback
 import warnings
 from pathlib import Path
 
+import torch
+
 _enabled = False
 _check_nan = True   # torch's default, used once anomaly mode is switched on
 _PACKAGE = str(Path(__file__).parent)
@@ -90,3 +92,10 @@ def _stacklevel_outside_package():
         if not frame.filename.startswith(_PACKAGE):
             return level
     return 1
+
+
+def check_nan(node, grad_inputs):
+    """In anomaly mode: a backward that returns NaN is an error at the node that made it."""
+    for i, g in enumerate(grad_inputs):
+        if g is not None and torch.isnan(g if isinstance(g, torch.Tensor) else g.data).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

@@ -1,15 +1,18 @@
 """The rules torch applies to a Function a user writes (and not to its own built-in ops), kept beside
 `Function.apply`: its forward runs with grad mode off and what it returns is plain data; `apply` takes
 keyword arguments and, with `setup_context`, fills in defaults; an input it returns as it is comes back as a
-view of it, and an output that is a view of an input refuses in-place writes.
+view of it, and an output that is a view of an input refuses in-place writes. In backward (the engine's
+`_call_node`), its backward gets Variables and what it returns is checked: one tensor or None per input.
 
 Guarded by tests/test_function.py, tests/test_views.py (custom views) and tests/mirrored/.
 """
 import inspect
+from typing import Any
 
 import torch
 
 from . import function, grad_mode
+from .node_hooks import hook_value, typename, unwrap
 
 
 def run_user_forward(cls, ctx, raw, recording):
@@ -81,3 +84,39 @@ def mark_custom_views(ctx, args, raw, outputs, result):
             if isinstance(arg, function.Variable) and arg.requires_grad and (data is base or data._base is base):
                 mark_custom_view(variable, arg, multi_output=len(recorded) > 1)
                 break
+
+
+def call_user_backward(node: Any, grad_outputs: list) -> tuple:
+    """A user's backward, checked; in a first-order pass it gets Variables (as torch's gets tensors)."""
+    first_order = not grad_mode.is_grad_enabled()
+    if first_order:
+        grad_outputs = [hook_value(g) for g in grad_outputs]
+    grads = node.apply(*grad_outputs)
+    grads = _checked_user_gradients(node, grads if isinstance(grads, tuple) else (grads,))
+    if first_order:
+        grads = tuple(unwrap(g, create_graph=False) for g in grads)
+    return grads
+
+
+def wrong_number_message(node, got):
+    """A backward must return one gradient per input (the engine checks a built-in's too, as torch's validate_outputs)."""
+    return (f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {len(node.needs_input_grad)}, got {got})")
+
+
+def _checked_user_gradients(node, grads):
+    """What a user's backward returned: one tensor or None per forward input (extra trailing Nones dropped)."""
+    expected = len(node.needs_input_grad)
+    if len(grads) > expected and all(g is None for g in grads[expected:]):
+        grads = grads[:expected]
+    if len(grads) != expected:
+        raise RuntimeError(wrong_number_message(node, len(grads)))
+    for i, g in enumerate(grads):
+        if g is None:
+            continue
+        if i not in node._input_slots:
+            raise RuntimeError(f"function {node.name()} returned a gradient different than None at position {i + 1}, "
+                               "but the corresponding forward input was not a Variable")
+        if not isinstance(g, (torch.Tensor, function.Variable)):
+            raise RuntimeError(f"expected Variable or None (got {typename(g)})")
+    return grads

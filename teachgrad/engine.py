@@ -22,24 +22,27 @@ from typing import Any
 
 import torch
 
-from . import anomaly_mode, forward_ad, function, grad_mode, torch_leaves
+from . import anomaly_mode, function, grad_mode
+from .custom_function import call_user_backward, wrong_number_message
 from .exec_info import catch_input_grads, exec_info
 from .function import AccumulateGrad, BackwardNode, Node
-from .graph_task import Step, graph_task, recorders, share_with_task
-from .graph_task import current_graph_task, record_backward, will_engine_execute_node  # noqa: F401 (engine's API)
-from .node_hooks import (as_variable, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, hook_value, typename,
-                         unwrap)
-from .validate_outputs import fit_device, fit_dtype, fit_to_inputs
+from .grad_arguments import as_tuple, checked_grad_call, checked_inputs, grad_results, make_grads
+from .grad_layout import track_owner
+from .graph_task import graph_task, record_step, recorders, share_with_task
+from .graph_task import Step, current_graph_task, record_backward, will_engine_execute_node  # noqa: F401 (engine's API)
+from .node_hooks import call_post_hooks, call_pre_hooks, call_tensor_pre_hooks
+from .validate_outputs import fit_to_inputs
+
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
              inputs: Any = None) -> None:
     """Add the gradient of `tensors` to the `.grad` of the leaves (or only of `inputs`)."""
-    tensors = _as_tuple(tensors)
+    tensors = as_tuple(tensors)
     if inputs is not None:
-        inputs = _checked_inputs(inputs, "backward")
+        inputs = checked_inputs(inputs, "backward")
         for x in inputs:
             x.retain_grad()   # as torch: a non-leaf input gets its .grad this way (and one that needs none is refused)
-    grads = _make_grads(tensors, _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors), create_graph)
+    grads = make_grads(tensors, as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     with graph_task(inputs is None):
@@ -53,102 +56,13 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     An input the outputs do not depend on is an error, or gets None (`allow_unused=True`) or
     zeros (`materialize_grads=True`).
     """
-    if materialize_grads and allow_unused is False:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
-                         "but got: allow_unused=False.")
-    if allow_unused is None:
-        allow_unused = materialize_grads
-    outputs = _as_tuple(outputs)
-    inputs_tuple = _checked_inputs(inputs, "grad")
-    for i, out in enumerate(outputs):   # as torch: the outputs are checked before the inputs
-        if isinstance(out, function.Variable) and not out.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-    for x in inputs_tuple:
-        if not x.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _make_grads(outputs, _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs), create_graph)
+    outputs, inputs_tuple, allow_unused = checked_grad_call(outputs, inputs, allow_unused, materialize_grads)
+    grads = make_grads(outputs, as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     with graph_task(False):
         captured = _run(outputs, grads, retain_graph, create_graph, inputs_tuple, capture=True)
-    result = []
-    for k, g in enumerate(captured):
-        if g is None and not allow_unused:
-            raise RuntimeError(
-                f"The differentiated Tensor at index {k} appears to not have been used in the graph. "
-                "Set allow_unused=True if this is the desired behavior."
-            )
-        if g is None and materialize_grads:
-            g = function.Variable(torch.zeros_like(inputs_tuple[k].data), requires_grad=create_graph)
-        if isinstance(inputs_tuple[k], torch_leaves.TorchLeaf):   # a torch tensor's gradient: a torch tensor
-            if create_graph:
-                raise RuntimeError(torch_leaves.CREATE_GRAPH)
-            result.append(None if g is None else _plain_tensor(g))
-        else:
-            result.append(None if g is None else as_variable(g))
-    return tuple(result)
-
-
-def _plain_tensor(g):
-    return g.data if isinstance(g, function.Variable) else g
-
-
-def _as_tuple(x):
-    if isinstance(x, (tuple, list)):
-        return tuple(x)
-    return (x,)
-
-
-def _checked_inputs(inputs, caller):
-    """`inputs` as a tuple of Variables, refused as torch refuses them when empty or not tensors.
-
-    A torch tensor that requires grad is a leaf of teachgrad's graph: its TorchLeaf stands for it."""
-    inputs = _as_tuple(inputs)
-    if not inputs:
-        raise RuntimeError(f"`inputs` argument to `{caller}()` cannot be empty.")
-    for x in inputs:
-        if not isinstance(x, (function.Variable, torch.Tensor)):
-            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(x).__name__}")
-    return tuple(_input_variable(x) if isinstance(x, torch.Tensor) else x for x in inputs)
-
-
-def _input_variable(tensor):
-    return torch_leaves.leaf(tensor) if tensor.requires_grad else function.Variable._make(tensor)
-
-
-def _make_grads(outputs, grads, create_graph):
-    """Check the given output gradients, and make ones for scalar outputs given none."""
-    Variable = function.Variable
-    made = []
-    for i, (out, g) in enumerate(zip(outputs, grads)):
-        if not isinstance(out, Variable):
-            raise TypeError(f"expected a teachgrad Variable, got {type(out).__name__}")
-        if g is None:
-            if out.requires_grad and out.data.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out.requires_grad and not out.data.is_floating_point():
-                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            data = torch.ones_like(out.data, memory_format=torch.preserve_format)
-        else:
-            if not isinstance(g, (Variable, torch.Tensor)):
-                raise TypeError(f"gradients can be either Tensors or None, but got {typename(g)}")
-            data = g.data if isinstance(g, Variable) else g
-            if data.shape != out.shape:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {data.shape} and output[{i}] "
-                    f"has a shape of {out.shape}."
-                )
-            data = fit_dtype(data, out.dtype)
-            data = fit_device(data, out.device, lambda message: message, i)
-            if isinstance(g, Variable) and data is g.data:
-                data = g
-        if create_graph or forward_ad._current_level >= 0:   # a dual level: gradients carry tangents too
-            made.append(data if isinstance(data, Variable) else Variable._make(data))
-        else:
-            made.append(data.data if isinstance(data, Variable) else data)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
-    return made
+    return grad_results(captured, inputs_tuple, allow_unused, materialize_grads, create_graph)
 
 
 def _count_dependencies(roots: dict) -> dict[Node, int]:
@@ -212,7 +126,7 @@ def _run(outputs: tuple, grads: list, retain_graph: bool, create_graph: bool, in
                 if g is not None:                        # gradients meeting at one input are summed
                     buffer[input_nr] = g if buffer[input_nr] is None else buffer[input_nr] + g
                     if type(next_node) is AccumulateGrad:
-                        watch.track_owner(next_node, buffer[input_nr] is not g, node, g, grad_outputs, grad_inputs)
+                        track_owner(watch, next_node, buffer[input_nr] is not g, node, g, grad_outputs, grad_inputs)
                 dependencies[next_node] -= 1
                 if not dependencies[next_node]:
                     heapq.heappush(ready, (-next_node._sequence_nr, next(order), next_node))
@@ -221,7 +135,7 @@ def _run(outputs: tuple, grads: list, retain_graph: bool, create_graph: bool, in
 
 class _Watch:
     """What the engine does around each node beyond running it, kept apart from the loop: anomaly mode's checks,
-    `record_backward`'s recorders, and the rule for when a leaf's `.grad` may keep a gradient uncopied."""
+    `record_backward`'s recorders, and which gradients a leaf's `.grad` may keep uncopied (see grad_layout)."""
 
     def __init__(self, create_graph):
         self.create_graph = create_graph
@@ -229,14 +143,6 @@ class _Watch:
         self.check_nan = anomaly_mode._enabled and anomaly_mode._check_nan
         self.owned = set()   # AccumulateGrad nodes whose buffered gradient nobody else holds (no copy needed)
         self.may_own = not (create_graph or self.recorders)   # else a gradient may be recorded, or held by the graph
-
-    def track_owner(self, accumulator, summed, sender, g, grad_outputs, grad_inputs):
-        """Whether the gradient now waiting at a leaf's AccumulateGrad is one nobody else holds (a sum the
-        engine made, or a fresh result of a built-in backward): then `.grad` can keep it uncopied, as torch's."""
-        if (summed and not self.create_graph) or (self.may_own and _fresh(sender, g, grad_outputs, grad_inputs)):
-            self.owned.add(accumulator)
-        else:
-            self.owned.discard(accumulator)
 
 
 def _call_function(node: Node, grad_outputs: list, watch: _Watch) -> tuple[list, list]:
@@ -256,32 +162,14 @@ def _call_function(node: Node, grad_outputs: list, watch: _Watch) -> tuple[list,
         if node._post_hooks:
             grad_inputs = call_post_hooks(node, grad_inputs, grad_outputs, watch.create_graph)
         if watch.check_nan:
-            _check_nan(node, grad_inputs)
+            anomaly_mode.check_nan(node, grad_inputs)
     except Exception:
         if anomaly_mode._enabled:   # name the forward op that made the node
             anomaly_mode.warn_forward_stack(node)
         raise
-    for steps in watch.recorders:
-        steps.append(Step(node, _plain(grad_outputs), _plain(grad_inputs)))
+    if watch.recorders:   # record_backward (see teachgrad.graph_task)
+        record_step(watch.recorders, node, grad_outputs, grad_inputs)
     return grad_outputs, grad_inputs
-
-
-def _fresh(node, g, grad_outputs, grad_inputs):
-    """Whether a built-in node has just computed `g`: a new tensor, sent on this one edge only.
-
-    Not fresh: a gradient passed through unchanged (Add's), a view (T's), one sent twice, or any
-    that a user's code could hold (a custom Function's, one a hook has seen).
-    """
-    if node._forward_cls.check_gradients or node._post_hooks or g._base is not None:
-        return False
-    for arrived in grad_outputs:
-        if arrived is g:
-            return False
-    sent = 0
-    for other in grad_inputs:
-        if other is g:
-            sent += 1
-    return sent == 1
 
 
 def _call_node(node: BackwardNode, grad_outputs: list) -> list:
@@ -294,69 +182,20 @@ def _call_node(node: BackwardNode, grad_outputs: list) -> list:
     elif grad_outputs[0] is None:
         return [None] * len(node._next_nodes)
     if node._forward_cls.check_gradients:
-        grads = _call_user_backward(node, grad_outputs)
+        grads = call_user_backward(node, grad_outputs)
     else:
         grads = node._forward_cls.backward(node, *grad_outputs)   # (what node.apply does)
         if not isinstance(grads, tuple):
             grads = (grads,)
         if len(grads) != len(node.needs_input_grad):
-            raise RuntimeError(_wrong_number_message(node, len(grads)))
+            raise RuntimeError(wrong_number_message(node, len(grads)))
     slots = node._input_slots
     grad_inputs = list(grads) if len(slots) == len(grads) else [grads[i] for i in slots]
     fit_to_inputs(node, grad_inputs)
     return grad_inputs
 
 
-def _call_user_backward(node, grad_outputs):
-    """A user's backward, checked; in a first-order pass it gets Variables (as torch's gets tensors)."""
-    first_order = not grad_mode.is_grad_enabled()
-    if first_order:
-        grad_outputs = [hook_value(g) for g in grad_outputs]
-    grads = node.apply(*grad_outputs)
-    grads = _checked_user_gradients(node, grads if isinstance(grads, tuple) else (grads,))
-    if first_order:
-        grads = tuple(unwrap(g, create_graph=False) for g in grads)
-    return grads
-
-
-def _wrong_number_message(node, got):
-    return (f"function {node.name()} returned an incorrect number of gradients "
-            f"(expected {len(node.needs_input_grad)}, got {got})")
-
-
-def _checked_user_gradients(node, grads):
-    """What a user's backward returned: one tensor or None per forward input (extra trailing Nones dropped)."""
-    expected = len(node.needs_input_grad)
-    if len(grads) > expected and all(g is None for g in grads[expected:]):
-        grads = grads[:expected]
-    if len(grads) != expected:
-        raise RuntimeError(_wrong_number_message(node, len(grads)))
-    for i, g in enumerate(grads):
-        if g is None:
-            continue
-        if i not in node._input_slots:
-            raise RuntimeError(f"function {node.name()} returned a gradient different than None at position {i + 1}, "
-                               "but the corresponding forward input was not a Variable")
-        if not isinstance(g, (torch.Tensor, function.Variable)):
-            raise RuntimeError(f"expected Variable or None (got {typename(g)})")
-    return grads
-
-
-# --- hooks, in torch's order: tensor hooks, retain_grad, node pre-hooks | backward | post-hooks ---
-
-
-def _check_nan(node, grad_inputs):
-    """In anomaly mode: a backward that returns NaN is an error at the node that made it."""
-    for i, g in enumerate(grad_inputs):
-        if g is not None and torch.isnan(g.data if isinstance(g, function.Variable) else g).any():
-            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
-
-
 def _zeros(meta):
     shape, dtype, device = meta
     zeros = torch.zeros(shape, dtype=dtype, device=device)
     return function.Variable._make(zeros) if grad_mode.is_grad_enabled() else zeros
-
-
-def _plain(grads):
-    return tuple(None if g is None else (g.data if isinstance(g, function.Variable) else g).detach() for g in grads)

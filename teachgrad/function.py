@@ -22,19 +22,21 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
 from . import anomaly_mode, custom_function, dirty, forward_ad, grad_mode, saved_tensors, torch_leaves
+from .hooks import NodeHooks
 
 _sequence_nr = itertools.count()
 
 
-class Node:
+class Node(NodeHooks):
     """A node of the backward graph: gets the gradients of its outputs, returns those of its inputs.
 
     `next_functions` holds one `(node, input_nr)` edge per input: where each input gradient goes.
+    Hooks run around it (`register_hook`, `register_prehook`: see teachgrad/hooks.py).
     """
 
     # The edges are kept as two tuples, not one of pairs: a tuple of ints is not tracked by Python's
@@ -43,10 +45,6 @@ class Node:
     _next_nodes = ()   # the node each input's gradient goes to (None: no edge)
     _input_nrs = ()    # which input of that node it arrives at (the output of the forward op it is the gradient of)
     _num_outputs = 1
-    _tensor_pre_hooks = None    # [(output_nr, fn(grad) -> grad or None)]: hooks on the tensors it made
-    _retains_grad_hooks = None  # {output_nr: fn(grad)}: retain_grad's, run after the tensor hooks
-    _pre_hooks = None           # [fn(grad_outputs) -> grad_outputs or None]: register_prehook
-    _post_hooks = None          # [fn(grad_inputs, grad_outputs) -> grad_inputs or None]: register_hook
     _sequence_nr = 0
     _metadata = None
 
@@ -84,39 +82,6 @@ class Node:
 
     def _release(self):
         """Drop what was saved for backward (a node that saves nothing has nothing to drop)."""
-
-    def register_hook(self, fn: Callable) -> RemovableHandle:
-        """Call `fn(grad_inputs, grad_outputs)` each time this node has run; a tuple it returns replaces grad_inputs."""
-        if self._post_hooks is None:
-            self._post_hooks = []
-        self._post_hooks.append(fn)
-        return RemovableHandle(self._post_hooks, fn)
-
-    def register_prehook(self, fn: Callable) -> RemovableHandle:
-        """Call `fn(grad_outputs)` before this node runs; a tuple it returns replaces grad_outputs."""
-        if self._pre_hooks is None:
-            self._pre_hooks = []
-        self._pre_hooks.append(fn)
-        return RemovableHandle(self._pre_hooks, fn)
-
-    def _register_tensor_hook(self, output_nr, fn):
-        if self._tensor_pre_hooks is None:
-            self._tensor_pre_hooks = []
-        entry = (output_nr, fn)
-        self._tensor_pre_hooks.append(entry)
-        return RemovableHandle(self._tensor_pre_hooks, entry)
-
-
-class RemovableHandle:
-    """What `register_hook` returns: `handle.remove()` takes the hook off again."""
-
-    def __init__(self, hooks, fn):
-        self.hooks, self.fn = hooks, fn
-
-    def remove(self) -> None:
-        if self.fn in self.hooks:
-            self.hooks.remove(self.fn)
-
 
 class BackwardNode(Node):
     """The node a `Function.apply` records, and the `ctx` its forward and backward receive."""
@@ -164,17 +129,6 @@ class BackwardNode(Node):
             return saved_tensors.unpack_in_order(self, self._saved, order, as_variable)
         return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
-    def _saved_tensor(self, index):
-        """One saved tensor, as `node._saved_<name>` shows it: None stays None even once freed."""
-        number = self.__dict__.get("numbers", (None,) * (index + 1))[index]
-        if number is not None and (self._saved or self._freed):
-            if self._freed:
-                raise RuntimeError(saved_tensors.FREED_MESSAGE)
-            return Variable._make(torch.tensor(number, dtype=torch.float64 if isinstance(number, float) else None))
-        if self._freed and self._saved[index] is None:
-            return None
-        return self.saved_tensors[index]
-
     def mark_dirty(self, *tensors: torch.Tensor) -> None:
         """Inputs that forward modified in place; each must also be returned (see teachgrad.dirty)."""
         self._dirty = tuple(t.data if isinstance(t, Variable) else t for t in tensors)
@@ -213,11 +167,6 @@ class BackwardNode(Node):
         if self._wrapped is not None:
             self._wrapped._release()
 
-    def __dir__(self):
-        """The `_saved_<name>` attributes are listed once the node has saved something to show."""
-        saved = set(saved_tensors.saved_attributes(self._forward_cls.saved_names))
-        return sorted((set(super().__dir__()) - saved) | (saved if self._saved else set()))
-
 
 class AccumulateGrad(Node):
     """The node at a leaf that requires grad: adds the gradient that reaches it into `variable.grad`."""
@@ -250,21 +199,12 @@ class AccumulateGrad(Node):
                 self.variable._accumulate_grad(grad, owned)
         hooks = getattr(self.variable, "_post_accumulate_grad_hooks", None)
         if hooks:   # Variable.register_post_accumulate_grad_hook's
-            _call_post_accumulate_grad_hooks(self.variable, hooks)
+            from .node_hooks import call_post_accumulate_grad_hooks
+            call_post_accumulate_grad_hooks(self.variable, hooks)
         return ()
 
 
 _accumulate_lock = threading.Lock()
-
-
-def _call_post_accumulate_grad_hooks(variable, hooks):
-    """Each hook gets the leaf itself once its `.grad` holds the new gradient. As torch, it returns None or
-    the leaf itself (`p.add_(...)`); anything else is checked as a tensor hook's result is, then refused."""
-    from .node_hooks import checked_hook_result
-    for hook in list(hooks):
-        result = hook(variable)
-        if result is not None and checked_hook_result(hook, variable, result) is not variable:
-            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 class Function:
@@ -365,16 +305,16 @@ def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple, recording:
 
     An input gets an edge: where its gradient goes (`_next_nodes`, `_input_nrs`), and the (shape, dtype,
     device) that gradient must have (`_input_meta`). This is the usual case, every argument a Variable;
-    `_read_mixed_inputs` reads the others (numbers, torch tensors, None, index arguments)."""
+    `read_mixed_inputs` reads the others (numbers, torch tensors, None, index arguments)."""
     if not recording:
         ctx.needs_input_grad = _NO_GRAD_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
         return args, [arg._data if isinstance(arg, Variable) else arg for arg in args]
     if cls.nondifferentiable_args:
-        return _read_mixed_inputs(cls, ctx, args)
+        return read_mixed_inputs(cls, ctx, args)
     raw, needs, nodes, input_nrs, metas = [], [], [], [], []
     for arg in args:
         if not isinstance(arg, Variable):
-            return _read_mixed_inputs(cls, ctx, args)
+            return read_mixed_inputs(cls, ctx, args)
         data = arg._data
         raw.append(data)
         if arg._view is None:               # (a view's history may have to be made again: see _edge)
@@ -402,72 +342,20 @@ def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple, recording:
     return args, raw
 
 
-def _read_mixed_inputs(cls, ctx, args):
-    """`_read_inputs` for arguments that are not all Variables.
-
-    A number some built-ins take as an input, a torch tensor, or None (for `none_is_input`) gets an empty edge;
-    other arguments get none. A torch tensor that requires grad (an `nn.Parameter`) is a leaf of teachgrad's
-    graph: it stands in the arguments as a `TorchLeaf` Variable, whose edge leads to the tensor's own
-    AccumulateGrad."""
-    raw, needs, edges, metas, slots = [], [], [], [], []
-    skipped = cls.nondifferentiable_args
-    for i, arg in enumerate(args):
-        if not isinstance(arg, Variable):
-            if skipped and i in skipped or not _is_input(cls, arg):
-                raw.append(arg.detach() if isinstance(arg, torch.Tensor) and arg.requires_grad else arg)
-                needs.append(False)
-                continue
-            if not (isinstance(arg, torch.Tensor) and arg.requires_grad):   # a tensor or number: an empty edge
-                raw.append(arg)
-                needs.append(False)
-                edges.append(_NO_EDGE)
-                metas.append(None)
-                slots.append(i)
-                continue
-            arg = torch_leaves.leaf(arg)
-            args = args[:i] + (arg,) + args[i + 1:]
-        data = arg._data
-        raw.append(data)
-        if skipped and i in skipped:
-            needs.append(False)
-            continue
-        slots.append(i)
-        if arg._requires_grad or arg._grad_fn is not None or arg.requires_grad:
-            needs.append(True)
-            edges.append(arg._edge())
-            metas.append((tuple(data.shape), data.dtype, data.device))   # (as _meta)
-        else:
-            needs.append(False)
-            edges.append(_NO_EDGE)
-            metas.append(None)
-    ctx.needs_input_grad = tuple(needs)
-    if True in ctx.needs_input_grad:
-        ctx._next_nodes, ctx._input_nrs = zip(*edges)
-        ctx._input_slots, ctx._input_meta = tuple(slots), tuple(metas)
-    return args, raw
-
-
-_NO_EDGE = (None, 0)
 _NO_GRAD_NEEDED = tuple((False,) * n for n in range(8))   # needs_input_grad when nothing is recorded
 _EVERY_ARGUMENT = tuple(tuple(range(n)) for n in range(8))   # _input_slots when every argument is an input
-
-
-def _is_input(cls, arg):
-    """Whether an argument that is not a Variable is an input of `cls`'s node, with an (empty) edge."""
-    return (isinstance(arg, torch.Tensor) or (arg is None and cls.none_is_input)
-            or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool))))
 
 
 def _wrap_unrecorded(cls: type[Function], ctx: BackwardNode, args: tuple, raw: list, output: Any) -> Any:
     """The outputs of an op that recorded nothing: Variables without history (views still know their base)."""
     if isinstance(output, tuple):
-        result = _wrap_outputs(None, output)
+        result = wrap_outputs(None, output)
     else:
         result = Variable._make(output)
     if ctx._dirty:
         result = dirty.inputs_as_outputs(ctx, args, raw, result)
     if cls.is_view and isinstance(args[0], Variable):
-        _mark_views(cls, args, result)
+        mark_views(cls, args, result)
     return result
 
 
@@ -481,13 +369,13 @@ def _record(cls: type[Function], ctx: BackwardNode, args: tuple, raw: list, outp
     if isinstance(output, tuple):
         ctx._num_outputs = len(output)
         ctx._output_meta = tuple(None if o is None else _meta(o) for o in output)
-        result = _wrap_outputs(ctx, output)
+        result = wrap_outputs(ctx, output)
         outputs = output
     else:
         if type(output) is torch.Tensor and output.dtype.is_floating_point and not ctx._non_differentiable:
-            result = Variable._make(output, ctx, 0)   # (the usual case of _wrap_output)
+            result = Variable._make(output, ctx, 0)   # (the usual case of wrap_output)
         else:
-            result = _wrap_output(ctx, output, 0)
+            result = wrap_output(ctx, output, 0)
         outputs = (output,)
     if ctx._dirty:   # a dirty input comes back as the output itself, with the node as its history
         result = dirty.inputs_as_outputs(ctx, args, raw, result)
@@ -495,7 +383,7 @@ def _record(cls: type[Function], ctx: BackwardNode, args: tuple, raw: list, outp
         ctx._saved, ctx._hooked = saved_tensors.pack_saved(ctx._to_save, args, raw, outputs, result, cls.pack_order)
         ctx._to_save = ()
     if cls.is_view:
-        _mark_views(cls, args, result)
+        mark_views(cls, args, result)
     elif cls.check_gradients:
         custom_function.mark_custom_views(ctx, args, raw, outputs, result)
     return result
@@ -508,45 +396,6 @@ def _meta(tensor: torch.Tensor) -> tuple:
     tuple of plain values, so a long graph's metadata does not slow its full collections down.
     """
     return tuple(tensor.shape), tensor.dtype, tensor.device
-
-
-def _wrap_outputs(ctx, outputs):
-    """One Variable per output; a tensor returned twice gives the same Variable twice, as in torch."""
-    wrapped = {}
-    for i, o in enumerate(outputs):
-        if id(o) not in wrapped:
-            wrapped[id(o)] = _wrap_output(ctx, o, i)
-    return tuple(wrapped[id(o)] for o in outputs)
-
-
-COMPLEX_MESSAGE = (
-    "teachgrad does not differentiate complex tensors (torch does, with conjugate Wirtinger gradients, "
-    "which this course does not cover); keep the real and imaginary parts as two real tensors instead"
-)
-
-
-def _mark_views(cls, args, result):
-    """Tell each output of a view op that it is a view of the input's base (see teachgrad.views)."""
-    if isinstance(result, tuple):
-        for i, output in enumerate(result):
-            views.mark_view(output, args[0], cls.view_step(args, i), multi_output=True)
-    else:
-        views.mark_view(result, args[0], (cls, args[1:]))
-
-
-def _wrap_output(ctx, tensor, output_nr):
-    if not isinstance(tensor, torch.Tensor):
-        return tensor
-    if ctx is None:   # nothing recorded
-        return Variable._make(tensor)
-    dtype = tensor.dtype
-    if not dtype.is_floating_point:
-        if dtype.is_complex:
-            raise RuntimeError(COMPLEX_MESSAGE)
-        return Variable._make(tensor)
-    if ctx._non_differentiable and _position(tensor, ctx._non_differentiable) is not None:
-        return Variable._make(tensor)
-    return Variable._make(tensor, ctx, output_nr)
 
 
 def _position(tensor, tensors):
@@ -572,4 +421,8 @@ class Builtin(Function):
 # The one import cycle, written openly: a Variable's methods run these Functions, and `apply` makes Variables.
 # (teachgrad/__init__.py imports this module first: every name above is defined when teachgrad.variable runs.)
 from .variable import Variable  # noqa: E402
-from . import views  # noqa: E402  (views of Variables, made by Functions: after both)
+# What `apply` does beyond the usual case, written apart (each module's docstring names its tests); they make
+# Variables, so they come after both.
+from .mixed_inputs import read_mixed_inputs  # noqa: E402  (numbers, torch tensors, None among the arguments)
+from .wrap_outputs import wrap_output, wrap_outputs  # noqa: E402  (several outputs, integer or non-differentiable ones)
+from .views import mark_views  # noqa: E402  (the outputs of a view op)

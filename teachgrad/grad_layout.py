@@ -7,7 +7,11 @@ other leaf, the gradient must be contiguous). Otherwise it is copied into a new 
 gradient nobody else holds be kept whatever its layout. (torch/csrc/autograd/functions/accumulate_grad.h,
 torch/csrc/autograd/utils/grad_layout_contract.h.)
 
-Guarded by tests/test_engine_fidelity.py (test_first_gradient_layout_is_torchs) and tests/test_torch_boundary.py.
+Which gradients nobody else holds is the engine's to know: it calls `track_owner` for each gradient bound for
+a leaf's AccumulateGrad, and keeps the answer in `watch.owned` (`watch.may_own`: nothing records the backward).
+
+Guarded by tests/test_engine_fidelity.py (test_first_gradient_layout_is_torchs, the gradients kept uncopied)
+and tests/test_torch_boundary.py.
 """
 import torch
 
@@ -44,3 +48,30 @@ def _non_overlapping_and_dense(t: torch.Tensor) -> bool:
             return False
         expected *= size
     return True
+
+
+def track_owner(watch, accumulator, summed, sender, g, grad_outputs, grad_inputs) -> None:
+    """Whether the gradient now waiting at a leaf's AccumulateGrad is one nobody else holds (a sum the
+    engine made, or a fresh result of a built-in backward): then `.grad` can keep it uncopied, as torch's."""
+    if (summed and not watch.create_graph) or (watch.may_own and _fresh(sender, g, grad_outputs, grad_inputs)):
+        watch.owned.add(accumulator)
+    else:
+        watch.owned.discard(accumulator)
+
+
+def _fresh(node, g, grad_outputs, grad_inputs):
+    """Whether a built-in node has just computed `g`: a new tensor, sent on this one edge only.
+
+    Not fresh: a gradient passed through unchanged (Add's), a view (T's), one sent twice, or any
+    that a user's code could hold (a custom Function's, one a hook has seen).
+    """
+    if node._forward_cls.check_gradients or node._post_hooks or g._base is not None:
+        return False
+    for arrived in grad_outputs:
+        if arrived is g:
+            return False
+    sent = 0
+    for other in grad_inputs:
+        if other is g:
+            sent += 1
+    return sent == 1

@@ -13,6 +13,7 @@ import itertools
 import threading
 from collections import namedtuple
 
+from . import function
 from .function import AccumulateGrad
 
 
@@ -86,3 +87,13 @@ def share_with_task(buffers, dependencies, execute, capture):
 def recorders():
     """The lists that `record_backward` blocks open in this thread are filling (none: an empty tuple)."""
     return getattr(_local, "recorders", None) or ()
+
+
+def record_step(recorders, node, grad_outputs, grad_inputs):
+    """Give every open `record_backward` block the node the engine has just run, with plain copies of its gradients."""
+    for steps in recorders:
+        steps.append(Step(node, _plain(grad_outputs), _plain(grad_inputs)))
+
+
+def _plain(grads):
+    return tuple(None if g is None else (g.data if isinstance(g, function.Variable) else g).detach() for g in grads)

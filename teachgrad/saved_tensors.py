@@ -192,8 +192,9 @@ def _with_history(data, edge):
 
 
 def saved_attributes(names):
-    """torch shows a node's saved tensors as attributes named `_saved_<name>` (and `_raw_saved_<name>`);
-    a name ending in "[]" is a tuple of all the saved tensors from there on (`_saved_indices` of an index).
+    """torch shows a node's saved tensors as attributes named `_saved_<name>` (and `_raw_saved_<name>`),
+    which `dir(node)` lists once the node has saved something; a name ending in "[]" is a tuple of all the
+    saved tensors from there on (`_saved_indices` of an index).
 
     Properties on each node class rather than a `__getattr__`: a class with `__getattr__` makes every
     attribute read on its instances about twice as slow, and the engine reads node attributes all the time.
@@ -203,13 +204,32 @@ def saved_attributes(names):
         if name.endswith("[]"):
             attributes["_saved_" + name[:-2]] = property(functools.partial(_saved_from, start=index))
         else:
-            attributes["_saved_" + name] = property(functools.partial(function.BackwardNode._saved_tensor, index=index))
+            attributes["_saved_" + name] = property(functools.partial(saved_tensor, index=index))
             attributes["_raw_saved_" + name] = property(functools.partial(_raw_saved, index=index))
+    attributes["__dir__"] = _dir_with_saved
     return attributes
 
 
+def saved_tensor(node, index):
+    """One saved tensor, as `node._saved_<name>` shows it: None stays None even once freed."""
+    number = node.__dict__.get("numbers", (None,) * (index + 1))[index]
+    if number is not None and (node._saved or node._freed):
+        if node._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        return function.Variable._make(torch.tensor(number, dtype=torch.float64 if isinstance(number, float) else None))
+    if node._freed and node._saved[index] is None:
+        return None
+    return node.saved_tensors[index]
+
+
+def _dir_with_saved(node):
+    """A node's `__dir__`: the `_saved_<name>` attributes are listed once the node has saved something to show."""
+    saved = set(saved_attributes(node._forward_cls.saved_names)) - {"__dir__"}
+    return sorted((set(object.__dir__(node)) - saved) | (saved if node._saved else set()))
+
+
 def _saved_from(node, start):
-    return tuple(node._saved_tensor(i) for i in range(start, max(len(node._saved), start)))
+    return tuple(saved_tensor(node, i) for i in range(start, max(len(node._saved), start)))
 
 
 def _raw_saved(node, index):

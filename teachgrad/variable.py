@@ -16,26 +16,19 @@ import weakref
 
 import torch
 
-from . import engine, function, grad_layout, grad_mode, interop, ops, torch_leaves, views
-from .function import AccumulateGrad, Node, RemovableHandle
+from . import engine, grad_layout, grad_mode, interop, node_hooks, ops, torch_leaves, views
+from .function import AccumulateGrad, Node
+from .hooks import RemovableHandle
 from .tensor_methods import TensorMethods
-
-_NON_LEAF_GRAD = (
-    "The .grad attribute of a Variable that is not a leaf Variable is being accessed. Its .grad attribute "
-    "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated for "
-    "a non-leaf Variable, use .retain_grad() on the non-leaf Variable. If you access the non-leaf Variable "
-    "by mistake, make sure you access the leaf Variable instead."
-)
-_NOT_LEAF = (
-    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
-    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
-)
-
+from .variable_checks import (NON_LEAF_GRAD, NOT_LEAF, check_assigned_grad, check_can_require_grad,
+                              check_requires_grad_call)
 
 class Variable(TensorMethods):
     """A torch tensor that records the operations applied to it, so gradients can flow back.
 
-    This class is the autograd half; the torch.Tensor API it inherits is in teachgrad/tensor_methods.py.
+    This class is the autograd half; the torch.Tensor API it inherits is in teachgrad/tensor_methods.py,
+    what torch refuses here is checked in teachgrad/variable_checks.py, hooks are registered in
+    teachgrad/node_hooks.py.
     """
 
     __slots__ = ("_data", "_grad", "_grad_fn", "_requires_grad", "_output_nr", "_accumulator",
@@ -62,11 +55,7 @@ class Variable(TensorMethods):
         self._fw_grad = None
         self.name = name
         if requires_grad:
-            if not (data.is_floating_point() or data.is_complex()):
-                raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-            if data.is_complex():
-                raise RuntimeError(function.COMPLEX_MESSAGE)
-            _check_not_inference(data)
+            check_can_require_grad(data, "Only")   # floating point, not made in inference mode
             self._requires_grad = True
 
     @classmethod
@@ -124,7 +113,7 @@ class Variable(TensorMethods):
         old_node, old_nr = self._grad_fn, self._output_nr
         self._grad_fn, self._output_nr = node, output_nr
         if old_node is not node:
-            self._follow_retain_grad(old_node, old_nr)
+            node_hooks.follow_retain_grad(self, old_node, old_nr)
 
     @property
     def requires_grad(self) -> bool:
@@ -149,26 +138,22 @@ class Variable(TensorMethods):
     @requires_grad.setter
     def requires_grad(self, value):
         if self.grad_fn is not None:
-            raise RuntimeError(_NOT_LEAF)
-        if value and not (self.data.is_floating_point() or self.data.is_complex()):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-        if value and self.data.is_complex():
-            raise RuntimeError(function.COMPLEX_MESSAGE)
+            raise RuntimeError(NOT_LEAF)
         if value:
-            _check_not_inference(self.data)
+            check_can_require_grad(self.data)
         self._requires_grad = bool(value)
 
     @property
     def grad(self) -> Variable | None:
         """The gradient backward computed for this Variable (leaves, and non-leaves that retain_grad)."""
         if self._grad is None and self.grad_fn is not None and not self._retains_grad:
-            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+            warnings.warn(NON_LEAF_GRAD, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
     def grad(self, value):
         if value is not None:
-            _check_assigned_grad(self, value)
+            check_assigned_grad(self, value, value.data if isinstance(value, Variable) else value)
             if not isinstance(value, Variable):
                 value = Variable(value)
         self._grad = value
@@ -197,16 +182,9 @@ class Variable(TensorMethods):
 
     def requires_grad_(self, requires_grad: bool = True) -> Variable:
         """Set `requires_grad` in place and return self (on a non-leaf, only True, which it already is)."""
-        if not isinstance(requires_grad, bool):   # as torch: 1 or None is a mistake, not a truth value
-            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
-                            f"{type(requires_grad).__name__}")
-        if requires_grad and self.grad_fn is not None:
-            return self
-        if requires_grad and self.data.is_complex():
-            raise RuntimeError(function.COMPLEX_MESSAGE)
-        if requires_grad and not self.data.is_floating_point():
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        self.requires_grad = requires_grad
+        check_requires_grad_call(self, requires_grad)
+        if not (requires_grad and self.grad_fn is not None):
+            self.requires_grad = requires_grad
         return self
 
     def _edge(self) -> tuple[Node | None, int]:
@@ -257,67 +235,19 @@ class Variable(TensorMethods):
         self._requires_grad = False
         return self
 
+    # --- hooks (see teachgrad/node_hooks.py) ---
+
     def retain_grad(self) -> None:
         """Keep `.grad` for this non-leaf Variable too (leaves always keep theirs)."""
-        if self.grad_fn is None:
-            if not self._requires_grad:
-                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-            return
-        if self._retains_grad:
-            return
-        owner = weakref.ref(self)
-
-        def retain(grad):
-            variable = owner()
-            if variable is not None and grad is not None:
-                variable._keep_retained_grad(grad)
-
-        self._set_retains_grad_hook(retain)
-        self._retains_grad = True
-
-    def _set_retains_grad_hook(self, hook):
-        """Put retain_grad's hook on the node that makes this Variable (it runs after all tensor hooks)."""
-        node = self.grad_fn
-        if node._retains_grad_hooks is None:
-            node._retains_grad_hooks = {}
-        node._retains_grad_hooks[self._output_nr] = hook
-
-    def _follow_retain_grad(self, old_node, old_output_nr):
-        """After an in-place op gave this Variable a new node, its retain_grad hook moves there, as torch's."""
-        hooks = old_node._retains_grad_hooks if old_node is not None else None
-        if self._retains_grad and hooks and old_output_nr in hooks:
-            self._set_retains_grad_hook(hooks.pop(old_output_nr))
-
-    def _keep_retained_grad(self, grad):
-        """retain_grad: the first gradient is copied, later ones added out of place, as torch does."""
-        if self._grad is None:
-            copy = grad.clone(memory_format=torch.contiguous_format)
-            self._grad = copy if isinstance(copy, Variable) else Variable._make(copy)
-        else:
-            self._grad = self._grad + grad
+        node_hooks.retain_grad(self)
 
     def register_hook(self, hook: Callable[[Variable], Variable | None]) -> RemovableHandle:
         """Call `hook(grad)` when this Variable's gradient is computed; a returned value replaces it."""
-        if not self.requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
-        if self._hooks is None:   # a leaf keeps its hooks: every graph reaches it through a new AccumulateGrad
-            self._hooks = []
-        self._hooks.append(hook)
-        return RemovableHandle(self._hooks, hook)
+        return node_hooks.register_hook(self, hook)
 
-    def register_post_accumulate_grad_hook(self, hook):
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Variable], None]) -> RemovableHandle:
         """Call `hook(self)` each time a gradient has been added into this leaf's `.grad` (it returns None)."""
-        if not self.requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        hooks = getattr(self, "_post_accumulate_grad_hooks", None)
-        if hooks is None:
-            hooks = self._post_accumulate_grad_hooks = []
-        hooks.append(hook)
-        return RemovableHandle(hooks, hook)
+        return node_hooks.register_post_accumulate_grad_hook(self, hook)
 
 
 interop.add_tensor_methods(Variable)   # logcumsumexp, cummax, ...: torch's, run on the data where nothing is recorded
@@ -338,48 +268,6 @@ def _rebuild_variable(data, requires_grad, name=None):
     variable._requires_grad = requires_grad
     variable.name = name
     return variable
-
-
-_CPP_DTYPE = {torch.float32: "float", torch.float64: "double", torch.float16: "c10::Half",
-              torch.bfloat16: "c10::BFloat16", torch.int64: "long int", torch.int32: "int", torch.int16: "short int",
-              torch.int8: "signed char", torch.uint8: "unsigned char", torch.bool: "bool",
-              torch.complex64: "c10::complex<float>", torch.complex128: "c10::complex<double>"}
-_SCALAR_TYPE = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
-                torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte",
-                torch.bool: "Bool", torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble"}
-
-
-def _check_assigned_grad(variable, value):
-    """What torch checks when `.grad` is assigned: a tensor, not the variable itself, same dtype, device, size."""
-    if not isinstance(value, (Variable, torch.Tensor)):
-        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
-    if value is variable:
-        raise RuntimeError("can't assign Variable as its own grad")
-    grad, data = _plain(value), variable.data
-    if grad.dtype != data.dtype:
-        raise RuntimeError(
-            f"attempting to assign a gradient with dtype '{_CPP_DTYPE.get(grad.dtype, grad.dtype)}' to a tensor with "
-            f"grad_dtype '{_SCALAR_TYPE.get(data.dtype, data.dtype)}'. The gradient must match the tensor's grad_dtype "
-            "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or "
-            "None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient "
-            "may break downstream systems that assume they match."
-        )
-    if grad.device.type != data.device.type:
-        raise RuntimeError(f"attempting to assign a gradient with device type '{grad.device.type}' to a tensor with "
-                           f"device type '{data.device.type}'. Please ensure that the gradient and the tensor are on "
-                           "the same device")
-    if grad.device != data.device:
-        raise RuntimeError(f"attempting to assign a gradient located on device with index '{grad.device.index}' to a "
-                           f"tensor located on device with index '{data.device.index}'. Please ensure that the "
-                           "gradient and the tensor are on the same device")
-    if grad.shape != data.shape:
-        raise RuntimeError(f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
-                           f"'{list(data.shape)}'. Please ensure that the gradient and the tensor are the same size")
-
-
-def _check_not_inference(data):
-    if data.is_inference() and not grad_mode.is_inference_mode_enabled():
-        raise RuntimeError(grad_mode.INFERENCE_REQUIRES_GRAD)
 
 
 class TorchLeaf(Variable):

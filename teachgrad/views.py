@@ -61,6 +61,15 @@ class ViewInfo:
         return tuple(reversed(steps))
 
 
+def mark_views(cls: type, args: tuple, result: object) -> None:
+    """Tell each output of a view op that it is a view of the input's base (`Function.apply` asks, for an op with `is_view`)."""
+    if isinstance(result, tuple):
+        for i, output in enumerate(result):
+            mark_view(output, args[0], cls.view_step(args, i), multi_output=True)
+    else:
+        mark_view(result, args[0], (cls, args[1:]))
+
+
 def mark_view(output, source, step, multi_output=False):
     """Make `output` (just computed from `source` by the view op `step`) a view of source's base."""
     info = source._view
