@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from . import anomaly_mode, function, grad_mode
+from . import anomaly_mode, function, grad_mode, profiling
 from .custom_function import call_user_backward, wrong_number_message
 from .exec_info import catch_input_grads, exec_info
 from .function import AccumulateGrad, BackwardNode, Node
@@ -105,6 +105,7 @@ def _run(outputs: tuple, grads: list, retain_graph: bool, create_graph: bool, in
     dependencies = _count_dependencies(buffers)          # node -> how many gradients it still waits for
     share_with_task(buffers, dependencies, execute, capture)
     watch = _Watch(create_graph)                         # anomaly mode, record_backward, `.grad` kept uncopied
+    call_function = profiling.recorded(_call_function) if profiling.profiler_enabled() else _call_function
     order = itertools.count()                            # among nodes of one sequence number, the first ready
     ready = [(-node._sequence_nr, next(order), node) for node in buffers         # runs first; newest first, as
              if node not in dependencies and (execute is None or node in execute)]          # torch's ready queue
@@ -116,7 +117,7 @@ def _run(outputs: tuple, grads: list, retain_graph: bool, create_graph: bool, in
             if captures and node in captures and catch_input_grads(node, grad_outputs, captures[node], captured,
                                                                    needed, create_graph):
                 continue                                 # grad() caught it, and nothing below it is asked for
-            grad_outputs, grad_inputs = _call_function(node, grad_outputs, watch)
+            grad_outputs, grad_inputs = call_function(node, grad_outputs, watch)   # (seen by torch's profiler, if on)
             if not retain_graph:
                 node._release()                          # drop what forward saved
             for next_node, input_nr, g in zip(node._next_nodes, node._input_nrs, grad_inputs):

@@ -536,3 +536,22 @@ def test_a_gradient_strided_as_a_leaf_with_gaps_is_still_copied_contiguous():
     assert not grad_layout.obeys_contract(grad, leaf)
     kept = grad_layout.first_grad(leaf, grad, owned=True)
     assert kept is not grad and kept.is_contiguous()
+
+
+def _profiled_rows(lib):
+    """What torch's profiler counts while a small program runs backward (the docstring of
+    torch.autograd.profiler.profile does the same): each row's name and number of calls, without its times."""
+    x = lib.randn((1, 1), requires_grad=True)
+    w = lib.randn((1, 1), requires_grad=True)
+    with torch.autograd.profiler.profile() as prof:
+        for _ in range(3):
+            y = (x ** 2 + w).sum()
+            y.backward()
+    return sorted((event.key, event.count) for event in prof.key_averages())
+
+
+def test_a_profile_of_backward_lists_torchs_rows():
+    """torch's profiler sees each node teachgrad's engine runs under torch's names (teachgrad.profiling)."""
+    ours, theirs = _profiled_rows(tg), _profiled_rows(torch)
+    assert ("autograd::engine::evaluate_function: PowBackward0", 3) in theirs
+    assert ours == theirs
