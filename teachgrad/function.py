@@ -313,28 +313,30 @@ def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple, recording:
         return read_mixed_inputs(cls, ctx, args)
     raw, needs, nodes, input_nrs, metas = [], [], [], [], []
     for arg in args:
-        if not isinstance(arg, Variable):
-            return read_mixed_inputs(cls, ctx, args)
-        data = arg._data
-        raw.append(data)
-        if arg._view is None:               # (a view's history may have to be made again: see _edge)
-            node, input_nr = arg._grad_fn, arg._output_nr
-            if node is None and arg._requires_grad:
-                node, input_nr = arg._grad_accumulator(), 0
-        elif arg.requires_grad:
-            node, input_nr = arg._edge()
+        if isinstance(arg, Variable):
+            data = arg._data
+            if arg._view is None:
+                node, input_nr = arg._grad_fn, arg._output_nr
+                if node is None and arg._requires_grad:
+                    node, input_nr = arg._grad_accumulator(), 0
+                needed = node is not None
+            else:                           # (a view's history may have to be made again: see _edge)
+                needed = arg.requires_grad
+                node, input_nr = arg._edge() if needed else (None, 0)
+        elif cls.numbers_are_inputs and (type(arg) is float or type(arg) is int):   # `x * 2.0`: an empty edge
+            data, needed = arg, False
         else:
-            node = None
-        if node is None and not arg._requires_grad:   # a constant: no gradient goes to it
-            needs.append(False)
+            return read_mixed_inputs(cls, ctx, args)
+        raw.append(data)
+        needs.append(needed)
+        if needed:
+            nodes.append(node)
+            input_nrs.append(input_nr)
+            metas.append((tuple(data.shape), data.dtype, data.device))   # (as _meta)
+        else:                               # a constant: no gradient goes to it
             nodes.append(None)
             input_nrs.append(0)
             metas.append(None)
-            continue
-        needs.append(True)
-        nodes.append(node)
-        input_nrs.append(input_nr)
-        metas.append((tuple(data.shape), data.dtype, data.device))   # (as _meta)
     ctx.needs_input_grad = tuple(needs)
     if True in ctx.needs_input_grad:
         ctx._next_nodes, ctx._input_nrs, ctx._input_meta = tuple(nodes), tuple(input_nrs), tuple(metas)
