@@ -308,7 +308,10 @@ def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple, recording:
     `read_mixed_inputs` reads the others (numbers, torch tensors, None, index arguments)."""
     if not recording:
         ctx.needs_input_grad = _NO_GRAD_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
-        return args, [arg._data if isinstance(arg, Variable) else arg for arg in args]
+        raw = []
+        for arg in args:   # (a loop, not a list comprehension: no function call of its own)
+            raw.append(arg._data if isinstance(arg, Variable) else arg)
+        return args, raw
     if cls.nondifferentiable_args:
         return read_mixed_inputs(cls, ctx, args)
     raw, needs, nodes, input_nrs, metas = [], [], [], [], []
