@@ -304,8 +304,9 @@ def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple, recording:
     `ctx.needs_input_grad`. Returns (args, raw).
 
     An input gets an edge: where its gradient goes (`_next_nodes`, `_input_nrs`), and the (shape, dtype,
-    device) that gradient must have (`_input_meta`). This is the usual case, every argument a Variable;
-    `read_mixed_inputs` reads the others (numbers, torch tensors, None, index arguments)."""
+    device) that gradient must have (`_input_meta`). This is the usual case, every argument a Variable (or a
+    number operand of + - * /, with an empty edge); `read_mixed_inputs` reads the others (torch tensors, None,
+    index arguments)."""
     if not recording:
         ctx.needs_input_grad = _NO_GRAD_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
         raw = []
