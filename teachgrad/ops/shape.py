@@ -482,10 +482,7 @@ def index_target(a, index):
     items = tuple([plain_index(i) for i in items])
     steps, dim, ndim, tensors = [], 0, a._data.dim(), []   # the view ops to apply; ndim: the dims of the view so far
     for k, item in enumerate(items):
-        if type(item) is int:   # (the usual item, first)
-            steps.append((Select, ((slice(None),) * dim + (item,),)))
-            ndim -= 1
-        elif item is Ellipsis:
+        if item is Ellipsis:
             dim = ndim - sum(_dims_used(i) for i in items[k + 1:])
         elif item is None:
             steps.append((Unsqueeze, (dim,)))
