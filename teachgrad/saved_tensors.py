@@ -121,15 +121,16 @@ def _anomaly_hint():
 def pack_saved(to_save, args, raw, outputs, result, pack_order=None):
     """What `save_for_backward` was given, kept as SavedTensors (through the saved-tensor hooks, if any);
     and whether hooks were set."""
-    if graph._state.stack:   # saved-tensor hooks apply
-        return _pack_with_hooks(to_save, args, raw, outputs, result, pack_order), True
+    hooks = graph.current_hooks()
+    if hooks is not None:   # saved-tensor hooks apply
+        return _pack_with_hooks(to_save, args, raw, outputs, result, pack_order, hooks), True
     saved = []
     for k, tensor in enumerate(to_save):
         saved.append(None if tensor is None else _saved(tensor, k, args, raw, outputs))
     return tuple(saved), False
 
 
-def _pack_with_hooks(to_save, args, raw, outputs, result, pack_order):
+def _pack_with_hooks(to_save, args, raw, outputs, result, pack_order, hooks):
     """Each saved tensor goes to the pack hook as the user knows it, in the order torch packs them."""
     saved, seen_as = [], []
     for k, tensor in enumerate(to_save):
@@ -142,7 +143,6 @@ def _pack_with_hooks(to_save, args, raw, outputs, result, pack_order):
         results = result if isinstance(result, tuple) else (result,)
         seen = results[saved_tensor.output_nr] if saved_tensor.output_nr is not None else saved_tensor.variable
         seen_as.append(seen if isinstance(seen, function.Variable) else function.Variable._make(saved_tensor.data))
-    hooks = graph.current_hooks()
     for k in pack_order or range(len(saved)):
         if saved[k] is not None:
             saved[k].set_hooks(*hooks, seen_as[k])
