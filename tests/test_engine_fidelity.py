@@ -555,3 +555,29 @@ def test_a_profile_of_backward_lists_torchs_rows():
     ours, theirs = _profiled_rows(tg), _profiled_rows(torch)
     assert ("autograd::engine::evaluate_function: PowBackward0", 3) in theirs
     assert ours == theirs
+
+
+def _broadcast_ops(lib, tensor):
+    """Ops whose inputs broadcast: (name, output), each made from a (3, 1) and a (3,) input that require grad."""
+    a = tensor(torch.linspace(0.5, 1.5, 3).reshape(3, 1), requires_grad=True)
+    b = tensor(torch.linspace(0.6, 1.4, 3), requires_grad=True)
+    base = tensor(torch.zeros(3, 3))
+    return [("pow", a ** b), ("where", lib.where(a > b, a, b)), ("maximum", lib.maximum(a, b)),
+            ("minimum", lib.minimum(a, b)), ("clamp", a.clamp(min=b)),
+            ("copy_", base.clone().copy_(b)), ("linear", lib.nn.functional.linear(base + 1, base + 2, b)), ("index_put_", base.clone().index_put_((torch.tensor([0, 1]),), b[:1]))]
+
+
+def test_a_node_called_directly_leaves_broadcast_gradients_to_the_engine():
+    """As torch's nodes: a broadcast input's gradient comes back in the output's shape; the engine sums it back
+    (validate_outputs), not the formula. Backward itself gives the input's shape."""
+    ours = _broadcast_ops(tg, tg.Variable)
+    theirs = _broadcast_ops(torch, lambda t, requires_grad=False: t.clone().requires_grad_(requires_grad))
+    for (name, y), (_, t) in zip(ours, theirs):
+        grads, torch_grads = y.grad_fn(tg.ones(3, 3)), t.grad_fn(torch.ones(3, 3))
+        shapes = [None if g is None else tuple(g.shape) for g in grads]
+        assert shapes == [None if g is None else tuple(g.shape) for g in torch_grads], name
+        y.sum().backward()
+        t.sum().backward()
+    a, b = ours[0][1].grad_fn.next_functions[0][0].variable, ours[0][1].grad_fn.next_functions[1][0].variable
+    ta, tb = theirs[0][1].grad_fn.next_functions[0][0].variable, theirs[0][1].grad_fn.next_functions[1][0].variable
+    assert torch.equal(a.grad.data, ta.grad) and torch.equal(b.grad.data, tb.grad)   # summed back, the same bits

@@ -8,7 +8,7 @@ import math
 import torch
 
 from ..function import Builtin
-from .broadcast import number_or_none, shape_of, unbroadcast
+from .broadcast import number_or_none
 from ..forward_ad import times, total
 
 
@@ -187,7 +187,6 @@ class PowTensor(Builtin, node="PowBackward1", saves=("self", "exponent", "result
     @staticmethod
     def forward(ctx, a, b):
         result = a ** b
-        ctx.shapes = shape_of(a), shape_of(b)
         ctx.save_for_backward(a, b, result)
         return result
 
@@ -197,10 +196,10 @@ class PowTensor(Builtin, node="PowBackward1", saves=("self", "exponent", "result
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
             # b == 0 gives 0 (a ** -1 would be inf at a == 0)
-            grad_a = unbroadcast((grad * (b * a ** (b - 1))).where(b != 0, 0.0), ctx.shapes[0])
+            grad_a = (grad * (b * a ** (b - 1))).where(b != 0, 0.0)
         if ctx.needs_input_grad[1]:
             # where a == 0 and b >= 0 the derivative is 0, not 0 * log(0) = nan
-            grad_b = unbroadcast(grad * (result * a.log()).where(~((a == 0) & (b >= 0)), 0.0), ctx.shapes[1])
+            grad_b = grad * (result * a.log()).where(~((a == 0) & (b >= 0)), 0.0)
         return grad_a, grad_b
 
     @staticmethod

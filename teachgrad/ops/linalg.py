@@ -1,6 +1,5 @@
 """Matrix products. For C = A @ B:  dA = dC @ Bᵀ  and  dB = Aᵀ @ dC."""
 from ..function import Builtin
-from .broadcast import unbroadcast
 from .shape import SqueezeDim, Unsqueeze, UnsafeView, reshape
 
 
@@ -95,7 +94,6 @@ class Addmm(Builtin, node="AddmmBackward0", saves=("mat1", "mat2")):
 
     @staticmethod
     def forward(ctx, bias, a, b):
-        ctx.bias_shape = tuple(bias.shape)
         ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
         ctx.column_major = _column_major_inputs(ctx, a, b, first=1)
         return bias.addmm(a, b)
@@ -103,7 +101,7 @@ class Addmm(Builtin, node="AddmmBackward0", saves=("mat1", "mat2")):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        grad_bias = unbroadcast(grad, ctx.bias_shape) if ctx.needs_input_grad[0] else None
+        grad_bias = grad if ctx.needs_input_grad[0] else None
         grad_a = _mm_grad_a(grad, b, ctx.column_major[0]) if ctx.needs_input_grad[1] else None
         grad_b = _mm_grad_b(grad, a, ctx.column_major[1]) if ctx.needs_input_grad[2] else None
         return grad_bias, grad_a, grad_b

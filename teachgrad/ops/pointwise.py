@@ -2,7 +2,7 @@
 import torch
 
 from ..function import Builtin
-from .broadcast import shape_of, unbroadcast
+from .broadcast import unbroadcast
 from ..forward_ad import times, total
 
 
@@ -257,7 +257,6 @@ class ClampTensor(Builtin, node="ClampBackward0", saves=("self", "min", "max"), 
 
     @staticmethod
     def forward(ctx, a, min, max):
-        ctx.shapes = shape_of(a), shape_of(min), shape_of(max)
         ctx.save_for_backward(a, min, max)
         return torch.clamp(a, min, max)
 
@@ -272,8 +271,7 @@ class ClampTensor(Builtin, node="ClampBackward0", saves=("self", "min", "max"), 
         if high is not None and ctx.needs_input_grad[2]:
             above = (a > high) if low is None else (a > high) | (high < low)
             grad_high = grad.where(above, 0.0)
-        return tuple(None if g is None else unbroadcast(g, shape)
-                     for g, shape in zip((grad_a, grad_low, grad_high), ctx.shapes))
+        return grad_a, grad_low, grad_high
 
     @staticmethod
     def jvp(ctx, ta, tlow, thigh):
@@ -301,7 +299,6 @@ class _Pick(Builtin, saves=("self", "other"), pack_order=(1, 0)):
 
     @classmethod
     def forward(cls, ctx, a, b):
-        ctx.shapes = shape_of(a), shape_of(b)
         ctx.save_for_backward(a, b)
         return cls.pick(a, b)
 
@@ -311,7 +308,7 @@ class _Pick(Builtin, saves=("self", "other"), pack_order=(1, 0)):
         shared = grad.where(a != b, grad / 2)
         grad_a = shared.where(~cls.loses(a, b), 0.0) if ctx.needs_input_grad[0] else None
         grad_b = shared.where(~cls.loses(b, a), 0.0) if ctx.needs_input_grad[1] else None
-        return unbroadcast(grad_a, ctx.shapes[0]), unbroadcast(grad_b, ctx.shapes[1])
+        return grad_a, grad_b
 
     @classmethod
     def jvp(cls, ctx, ta, tb):
@@ -335,7 +332,6 @@ class Where(Builtin, node="WhereBackward0", saves=("condition",), nondifferentia
 
     @staticmethod
     def forward(ctx, condition, a, b):
-        ctx.shapes = shape_of(a), shape_of(b)
         ctx.save_for_backward(condition)   # saved, so it is freed with the graph
         return torch.where(condition, a, b)
 
@@ -344,8 +340,7 @@ class Where(Builtin, node="WhereBackward0", saves=("condition",), nondifferentia
         c, = ctx.saved_tensors
         c = c.data   # a mask: the plain tensor
         needs_a, needs_b = ctx.needs_input_grad[1:]
-        return (None, unbroadcast(grad.where(c, 0.0), ctx.shapes[0]) if needs_a else None,
-                unbroadcast(grad.where(~c, 0.0), ctx.shapes[1]) if needs_b else None)
+        return None, grad.where(c, 0.0) if needs_a else None, grad.where(~c, 0.0) if needs_b else None
 
     @staticmethod
     def jvp(ctx, _condition, ta, tb):

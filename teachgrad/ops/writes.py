@@ -6,7 +6,6 @@ overwritten gets no gradient; what was written gets the gradient of the places i
 import torch
 
 from ..function import Builtin
-from .broadcast import unbroadcast
 from .shape import plain_index, python_index
 
 
@@ -63,13 +62,14 @@ class Copy(Builtin, node="CopyBackwards", qualified_name="torch::autograd::CopyB
 
     @staticmethod
     def forward(ctx, a, src):
-        ctx.src_meta = src.shape, src.dtype, src.device
+        ctx.src_dtype, ctx.src_device = src.dtype, src.device
         return torch.empty_like(a).copy_(src)
 
     @staticmethod
     def backward(ctx, grad):
-        shape, dtype, device = ctx.src_meta
-        return _zeros(grad), unbroadcast(grad, shape).to(dtype=dtype, device=device)
+        grad_a = _zeros(grad) if ctx.needs_input_grad[0] else None
+        grad_src = grad.to(dtype=ctx.src_dtype, device=ctx.src_device) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_src   # (a broadcast src's gradient is summed back by the engine, as torch's)
 
     @staticmethod
     def jvp(ctx, ta, tsrc):
@@ -84,16 +84,18 @@ class IndexPut(Builtin, node="IndexPutBackward0", saves=("indices[]",)):
 
     @staticmethod
     def forward(ctx, a, indices, values, accumulate):
-        ctx.accumulate, ctx.values_shape = accumulate, values.shape
+        ctx.accumulate = accumulate
         ctx.save_for_backward(*indices)
         return torch.ops.aten.index_put_(a.clone(), list(indices), values, accumulate)
 
     @staticmethod
     def backward(ctx, grad):
         indices = tuple(plain_index(i) for i in ctx.saved_tensors)
-        grad_self = grad if ctx.accumulate else grad.where(_kept(grad, indices), 0.0)
-        picked = grad[python_index(indices)]
-        return grad_self, None, unbroadcast(picked, ctx.values_shape), None
+        grad_self = None
+        if ctx.needs_input_grad[0]:
+            grad_self = grad if ctx.accumulate else grad.where(_kept(grad, indices), 0.0)
+        grad_values = grad[python_index(indices)] if ctx.needs_input_grad[2] else None
+        return grad_self, None, grad_values, None
 
     @staticmethod
     def jvp(ctx, ta, _indices, tvalues, _accumulate):
