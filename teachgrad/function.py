@@ -268,8 +268,14 @@ class Function:
         if kwargs or cls._has_setup_context:
             args = custom_function.bind_arguments(cls, args, kwargs)
         ctx = cls._backward_cls()
-        recording = grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled()  # (grad mode may be
-        args, raw = _read_inputs(cls, ctx, args, recording)                                 # on in inference mode)
+        recording = grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled()   # (grad mode may be on
+        if recording:                                                                         # in inference mode)
+            args, raw = _read_inputs(cls, ctx, args)
+        else:   # nothing is recorded: forward computes on the data, and no input needs a gradient
+            raw = []
+            for arg in args:   # (a loop, not a list comprehension: no function call of its own)
+                raw.append(arg._data if isinstance(arg, Variable) else arg)
+            ctx.needs_input_grad = _NO_GRAD_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
         if cls.check_gradients:   # a user's Function: forward with grad mode off, its results plain data
             output = custom_function.run_user_forward(cls, ctx, raw, recording)
         else:
@@ -278,6 +284,8 @@ class Function:
             dirty.check_returned(ctx, output)
         if True in ctx.needs_input_grad:
             result = _record(cls, ctx, args, raw, output)
+        elif type(output) is torch.Tensor and not (ctx._dirty or cls.is_view):
+            result = Variable._make(output)   # (the usual case of _wrap_unrecorded)
         else:
             result = _wrap_unrecorded(cls, ctx, args, raw, output)
         if forward_ad._current_level >= 0:
@@ -299,20 +307,14 @@ BOOKKEEPING = {
 }
 
 
-def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple, recording: bool) -> tuple[tuple, list]:
-    """Each argument's data (what forward computes with), and while recording the node's edges; sets
-    `ctx.needs_input_grad`. Returns (args, raw).
+def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple[tuple, list]:
+    """Each argument's data (what forward computes with), and the node's edges; sets `ctx.needs_input_grad`.
+    Returns (args, raw).
 
     An input gets an edge: where its gradient goes (`_next_nodes`, `_input_nrs`), and the (shape, dtype,
     device) that gradient must have (`_input_meta`). This is the usual case, every argument a Variable (or a
     number operand of + - * /, with an empty edge); `read_mixed_inputs` reads the others (torch tensors, None,
     index arguments)."""
-    if not recording:
-        ctx.needs_input_grad = _NO_GRAD_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
-        raw = []
-        for arg in args:   # (a loop, not a list comprehension: no function call of its own)
-            raw.append(arg._data if isinstance(arg, Variable) else arg)
-        return args, raw
     if cls.nondifferentiable_args:
         return read_mixed_inputs(cls, ctx, args)
     raw, needs, nodes, input_nrs, metas = [], [], [], [], []
