@@ -114,7 +114,7 @@ def _checked_user_gradients(node, grads):
     for i, g in enumerate(grads):
         if g is None:
             continue
-        if i not in node._input_slots:
+        if node._input_slots is not None and i not in node._input_slots:
             raise RuntimeError(f"function {node.name()} returned a gradient different than None at position {i + 1}, "
                                "but the corresponding forward input was not a Variable")
         if not isinstance(g, (torch.Tensor, function.Variable)):

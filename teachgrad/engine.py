@@ -190,8 +190,8 @@ def _call_node(node: BackwardNode, grad_outputs: list) -> list:
             grads = (grads,)
         if len(grads) != len(node.needs_input_grad):
             raise RuntimeError(wrong_number_message(node, len(grads)))
-    slots = node._input_slots
-    grad_inputs = list(grads) if len(slots) == len(grads) else [grads[i] for i in slots]
+    slots = node._input_slots   # (None: every argument of forward is an input)
+    grad_inputs = list(grads) if slots is None else [grads[i] for i in slots]
     fit_to_inputs(node, grad_inputs)
     return grad_inputs
 

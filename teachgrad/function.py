@@ -94,6 +94,7 @@ class BackwardNode(Node):
     _non_differentiable = ()
     _dirty = ()           # inputs forward wrote into in place (ctx.mark_dirty; see teachgrad.dirty)
     _input_meta = ()   # (shape, dtype, device) per input, set by apply; none for nodes made without a forward
+    _input_slots = None   # which of forward's arguments are the inputs, one edge each (None: every argument)
     materialize_grads = True
     _saved_for_forward = None
     _in_jvp = False
@@ -150,7 +151,8 @@ class BackwardNode(Node):
         """The gradient of each input with an edge: one tensor, or a tuple when there are several."""
         grads = super().__call__(*grad_outputs)
         grads = grads if isinstance(grads, tuple) else (grads,)
-        per_edge = tuple(grads[i] if i < len(grads) else None for i in self._input_slots)
+        slots = range(len(self._next_nodes)) if self._input_slots is None else self._input_slots
+        per_edge = tuple(grads[i] if i < len(grads) else None for i in slots)
         return per_edge[0] if len(per_edge) == 1 else per_edge
 
     def apply(self, *grad_outputs):
@@ -315,9 +317,9 @@ def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple[t
     device) that gradient must have (`_input_meta`). This is the usual case, every argument a Variable (or a
     number operand of + - * /, with an empty edge); `read_mixed_inputs` reads the others (torch tensors, None,
     index arguments)."""
-    if cls.nondifferentiable_args:
+    if cls.nondifferentiable_args or not args:
         return read_mixed_inputs(cls, ctx, args)
-    raw, needs, nodes, input_nrs, metas = [], [], [], [], []
+    inputs = []   # per argument: (data, needs a gradient, node, input_nr, meta)
     for arg in args:
         if isinstance(arg, Variable):
             data = arg._data
@@ -329,29 +331,21 @@ def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple[t
             else:                           # (a view's history may have to be made again: see _edge)
                 needed = arg.requires_grad
                 node, input_nr = arg._edge() if needed else (None, 0)
+            if needed:
+                inputs.append((data, True, node, input_nr, (tuple(data.shape), data.dtype, data.device)))  # (as _meta)
+            else:                           # a constant: no gradient goes to it
+                inputs.append((data, False, None, 0, None))
         elif cls.numbers_are_inputs and (type(arg) is float or type(arg) is int):   # `x * 2.0`: an empty edge
-            data, needed = arg, False
+            inputs.append((arg, False, None, 0, None))
         else:
             return read_mixed_inputs(cls, ctx, args)
-        raw.append(data)
-        needs.append(needed)
-        if needed:
-            nodes.append(node)
-            input_nrs.append(input_nr)
-            metas.append((tuple(data.shape), data.dtype, data.device))   # (as _meta)
-        else:                               # a constant: no gradient goes to it
-            nodes.append(None)
-            input_nrs.append(0)
-            metas.append(None)
-    ctx.needs_input_grad = tuple(needs)
+    raw, ctx.needs_input_grad, nodes, input_nrs, metas = zip(*inputs)   # (one tuple each)
     if True in ctx.needs_input_grad:
-        ctx._next_nodes, ctx._input_nrs, ctx._input_meta = tuple(nodes), tuple(input_nrs), tuple(metas)
-        ctx._input_slots = _EVERY_ARGUMENT[len(args)] if len(args) < 8 else tuple(range(len(args)))
+        ctx._next_nodes, ctx._input_nrs, ctx._input_meta = nodes, input_nrs, metas   # (every argument an input)
     return args, raw
 
 
 _NO_GRAD_NEEDED = tuple((False,) * n for n in range(8))   # needs_input_grad when nothing is recorded
-_EVERY_ARGUMENT = tuple(tuple(range(n)) for n in range(8))   # _input_slots when every argument is an input
 
 
 def _wrap_unrecorded(cls: type[Function], ctx: BackwardNode, args: tuple, raw: list, output: Any) -> Any:
