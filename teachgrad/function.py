@@ -277,7 +277,7 @@ class Function:
             raw = []
             for arg in args:   # (a loop, not a list comprehension: no function call of its own)
                 raw.append(arg._data if isinstance(arg, Variable) else arg)
-            ctx.needs_input_grad = _NO_GRAD_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
+            ctx.needs_input_grad = (False,) * len(args)
         if cls.check_gradients:   # a user's Function: forward with grad mode off, its results plain data
             output = custom_function.run_user_forward(cls, ctx, raw, recording)
         else:
@@ -343,9 +343,6 @@ def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple[t
     if True in ctx.needs_input_grad:
         ctx._next_nodes, ctx._input_nrs, ctx._input_meta = nodes, input_nrs, metas   # (every argument an input)
     return args, raw
-
-
-_NO_GRAD_NEEDED = tuple((False,) * n for n in range(8))   # needs_input_grad when nothing is recorded
 
 
 def _wrap_unrecorded(cls: type[Function], ctx: BackwardNode, args: tuple, raw: list, output: Any) -> Any:
