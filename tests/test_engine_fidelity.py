@@ -563,7 +563,7 @@ def _broadcast_ops(lib, tensor):
     b = tensor(torch.linspace(0.6, 1.4, 3), requires_grad=True)
     base = tensor(torch.zeros(3, 3))
     return [("pow", a ** b), ("where", lib.where(a > b, a, b)), ("maximum", lib.maximum(a, b)),
-            ("minimum", lib.minimum(a, b)), ("clamp", a.clamp(min=b)),
+            ("minimum", lib.minimum(a, b)), ("clamp", a.clamp(min=b)), ("masked_fill", a.masked_fill(b > 1, 0.0)),
             ("copy_", base.clone().copy_(b)), ("linear", lib.nn.functional.linear(base + 1, base + 2, b)), ("index_put_", base.clone().index_put_((torch.tensor([0, 1]),), b[:1]))]
 
 
@@ -574,8 +574,10 @@ def test_a_node_called_directly_leaves_broadcast_gradients_to_the_engine():
     theirs = _broadcast_ops(torch, lambda t, requires_grad=False: t.clone().requires_grad_(requires_grad))
     for (name, y), (_, t) in zip(ours, theirs):
         grads, torch_grads = y.grad_fn(tg.ones(3, 3)), t.grad_fn(torch.ones(3, 3))
-        shapes = [None if g is None else tuple(g.shape) for g in grads]
-        assert shapes == [None if g is None else tuple(g.shape) for g in torch_grads], name
+        shapes = [None if g is None else tuple(g.shape) for g in (grads if isinstance(grads, tuple) else (grads,))]
+        torch_shapes = [None if g is None else tuple(g.shape)
+                        for g in (torch_grads if isinstance(torch_grads, tuple) else (torch_grads,))]
+        assert shapes == torch_shapes, name
         y.sum().backward()
         t.sum().backward()
     a, b = ours[0][1].grad_fn.next_functions[0][0].variable, ours[0][1].grad_fn.next_functions[1][0].variable

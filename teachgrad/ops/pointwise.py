@@ -2,7 +2,6 @@
 import torch
 
 from ..function import Builtin
-from .broadcast import unbroadcast
 from ..forward_ad import times, total
 
 
@@ -365,7 +364,6 @@ class MaskedFill(Builtin, node="MaskedFillBackward0", saves=("mask",), nondiffer
 
     @staticmethod
     def forward(ctx, a, mask, value):
-        ctx.shape = a.shape
         ctx.save_for_backward(mask)   # saved, so it is freed with the graph
         return a.masked_fill(mask, value)
 
@@ -374,7 +372,7 @@ class MaskedFill(Builtin, node="MaskedFillBackward0", saves=("mask",), nondiffer
         mask, = ctx.saved_tensors
         mask = mask.data
         grad_value = grad.where(mask, 0.0).sum() if ctx.needs_input_grad[2] else None
-        return unbroadcast(grad.where(~mask, 0.0), ctx.shape), None, grad_value
+        return grad.where(~mask, 0.0), None, grad_value
 
     @staticmethod
     def jvp(ctx, ta, _mask, _value):
