@@ -2,13 +2,6 @@
 import torch
 
 
-def shape_of(x):
-    """The shape of a tensor operand (a plain tuple, as the graph keeps shapes), None for a Python number
-    (it gets no gradient)."""
-    shape = getattr(x, "shape", None)
-    return None if shape is None else tuple(shape)
-
-
 def number_or_none(x):
     """A Python number operand, or None for a tensor.
 
