@@ -7,11 +7,18 @@
 
 As in torch, the switch is global (not per thread), and it costs time: use it to debug.
 """
+from __future__ import annotations
+
 import traceback
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Sequence
 
 import torch
+
+if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad.function imports this module)
+    from .function import Node
+    from .variable import Variable
 
 _enabled = False
 _check_nan = True   # torch's default, used once anomaly mode is switched on
@@ -39,16 +46,16 @@ class detect_anomaly:
     Like torch's, it is not a decorator: use `set_detect_anomaly` or a `with` block in the function.
     """
 
-    def __init__(self, check_nan: bool = True):
+    def __init__(self, check_nan: bool = True) -> None:
         self.prev = (_enabled, _check_nan)
         self.check_nan = check_nan
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only "
                       "be enabled for debugging.", stacklevel=2)
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         _set(True, self.check_nan)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         _set(*self.prev)
         return False
 
@@ -56,19 +63,19 @@ class detect_anomaly:
 class set_detect_anomaly:
     """Turn anomaly detection on or off at once; as a context manager, restore the old setting on exit."""
 
-    def __init__(self, mode: bool, check_nan: bool = True):
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = (_enabled, _check_nan)
         _set(mode, check_nan)
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         pass
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         _set(*self.prev)
         return False
 
 
-def forward_stack():
+def forward_stack() -> traceback.StackSummary:
     """The stack that is creating a node, without teachgrad's own frames: it ends at the user's line."""
     stack = traceback.extract_stack()
     while stack and stack[-1].filename.startswith(_PACKAGE):
@@ -76,7 +83,7 @@ def forward_stack():
     return stack
 
 
-def warn_forward_stack(node):
+def warn_forward_stack(node: Node) -> None:
     """Say which forward line created the node whose backward failed (torch's warning, then it raises)."""
     stack = getattr(node, "_forward_stack", None)
     if stack is None:
@@ -94,7 +101,7 @@ def _stacklevel_outside_package():
     return 1
 
 
-def check_nan(node, grad_inputs):
+def check_nan(node: Node, grad_inputs: Sequence[Variable | torch.Tensor | None]) -> None:
     """In anomaly mode: a backward that returns NaN is an error at the node that made it."""
     for i, g in enumerate(grad_inputs):
         if g is not None and torch.isnan(g if isinstance(g, torch.Tensor) else g.data).any():

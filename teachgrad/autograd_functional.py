@@ -10,11 +10,22 @@ Each takes a function and its inputs (a tensor or a tuple of tensors) and return
   element) or column by column from JVPs ("forward-mode": one forward pass per input element);
 - `hessian`, `hvp`, `vhp`: the same for the gradient of a scalar function.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Sequence, TypeAlias
+
 import torch
 
 from . import forward_ad, grad_mode
 from .engine import grad as autograd_grad
 from .variable import Variable
+
+if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
+    TensorLike: TypeAlias = Variable | torch.Tensor                   # a teachgrad Variable or a torch tensor
+    TensorOrTensors: TypeAlias = TensorLike | tuple[TensorLike, ...]  # one tensor, or a tuple of them
+    Variables: TypeAlias = Variable | tuple[Variable, ...]            # a result: a tuple where a tuple came in
+    # a Jacobian: one block (for one output and one input), a row of blocks, or rows of them
+    Jacobian: TypeAlias = Variable | Sequence[Variable] | Sequence[Sequence[Variable]]
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -165,7 +176,8 @@ def _results(outputs, outputs_tuple, result, result_tuple, create_graph):
             _untuple(_finish(result, create_graph), result_tuple))
 
 
-def vjp(func, inputs, v=None, create_graph=False, strict=False):
+def vjp(func: Callable[..., TensorOrTensors], inputs: TensorOrTensors, v: TensorOrTensors | None = None,
+        create_graph: bool = False, strict: bool = False) -> tuple[Variables, Variables]:
     """(func(inputs), vᵀ J): the vector-Jacobian product, one backward pass."""
     with grad_mode.enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
@@ -177,7 +189,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     return _results(outputs, outputs_tuple, result, inputs_tuple, create_graph)
 
 
-def jvp(func, inputs, v=None, create_graph=False, strict=False):
+def jvp(func: Callable[..., TensorOrTensors], inputs: TensorOrTensors, v: TensorOrTensors | None = None,
+        create_graph: bool = False, strict: bool = False) -> tuple[Variables, Variables]:
     """(func(inputs), J v), by the double-backward trick: J v is the gradient of (uᵀ J) v with respect to u."""
     with grad_mode.enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
@@ -194,7 +207,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 # --- Jacobians --------------------------------------------------------------------------------
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
+def jacobian(func: Callable[..., TensorOrTensors], inputs: TensorOrTensors, create_graph: bool = False,
+             strict: bool = False, vectorize: bool = False, strategy: str = "reverse-mode") -> Jacobian:
     """J, one block per (output, input): a tensor of shape output.shape + input.shape.
 
     "reverse-mode" fills it row by row (a VJP with each output element's one-hot vector);
@@ -287,7 +301,8 @@ def _one_hot(x, k):
 
 # --- second derivatives -----------------------------------------------------------------------
 
-def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
+def hessian(func: Callable[..., TensorLike], inputs: TensorOrTensors, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Jacobian:
     """The Jacobian of the gradient of a scalar function: one block per pair of inputs."""
     inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
@@ -325,7 +340,8 @@ def _scalar_output(func, inputs, fn_name, strict):
     return outputs_tuple, outputs
 
 
-def vhp(func, inputs, v=None, create_graph=False, strict=False):
+def vhp(func: Callable[..., TensorLike], inputs: TensorOrTensors, v: TensorOrTensors | None = None,
+        create_graph: bool = False, strict: bool = False) -> tuple[Variable, Variables]:
     """(func(inputs), vᵀ H): the gradient of (∇f · v), two backward passes."""
     with grad_mode.enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
@@ -338,7 +354,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     return _results(outputs, outputs_tuple, result, inputs_tuple, create_graph)
 
 
-def hvp(func, inputs, v=None, create_graph=False, strict=False):
+def hvp(func: Callable[..., TensorLike], inputs: TensorOrTensors, v: TensorOrTensors | None = None,
+        create_graph: bool = False, strict: bool = False) -> tuple[Variable, Variables]:
     """(func(inputs), H v), by the double-backward trick on vᵀ H (H v = (vᵀ H)ᵀ needs no symmetry)."""
     with grad_mode.enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")

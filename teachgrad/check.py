@@ -5,7 +5,10 @@
     tg.check.agree(ours, theirs, "t")   # asserts value, grad, grad_fn name... equal; prints one line
     tg.check.twin(example)              # runs example(tg) and example(torch) and compares each result
 """
+from __future__ import annotations
+
 import itertools
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeAlias
 import warnings
 
 import torch
@@ -13,6 +16,11 @@ import torch
 from . import engine, grad_mode
 from .function import Builtin
 from .variable import Variable
+
+if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
+    from types import ModuleType
+    Number: TypeAlias = int | float | bool           # a Python number, as torch.types.Number
+    TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
 
 class GradcheckError(RuntimeError):
@@ -45,7 +53,7 @@ def _unversioned(x):
     return x.data.data
 
 
-def numerical_jacobian(fn, inputs, eps=1e-6):
+def numerical_jacobian(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6) -> list[list[torch.Tensor]]:
     """d output / d input by central differences: one matrix (input.numel × output.numel) per pair.
 
     `fn` runs in the grad mode of the caller, as torch's gradcheck runs it.
@@ -71,7 +79,7 @@ def numerical_jacobian(fn, inputs, eps=1e-6):
     return jacobians
 
 
-def analytical_jacobian(fn, inputs):
+def analytical_jacobian(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[list[torch.Tensor]]:
     """d output / d input from backward: one backward pass per output element."""
     differentiable = _differentiable(inputs)
     outputs = _outputs(fn, inputs)
@@ -92,10 +100,11 @@ def analytical_jacobian(fn, inputs):
     return jacobians
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
-              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
-              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
-              fast_mode=False, masked=None) -> bool:
+def gradcheck(func: Callable[..., Any], inputs: TensorLike | Sequence[Any], *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+              check_batched_forward_grad: bool = False, check_forward_ad: bool = False, check_backward_ad: bool = True,
+              fast_mode: bool = False, masked: bool | None = None) -> bool:
     """Compare backward's gradients with finite differences; True when every entry agrees.
 
     Use float64 inputs: in float32 the finite differences themselves are too coarse (a warning says so).
@@ -322,10 +331,12 @@ def _check_forward(func, inputs, eps, atol, rtol):
     _compare(numerical_jacobian(func, inputs, eps), jacobians, inputs, atol, rtol, "computed with forward mode ")
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
-                  check_grad_dtypes=False, check_batched_grad=False, check_fwd_over_rev=False,
-                  check_rev_over_rev=True, fast_mode=False, masked=False) -> bool:
+def gradgradcheck(func: Callable[..., Any], inputs: TensorLike | Sequence[Any],
+                  grad_outputs: TensorLike | Sequence[TensorLike] | None = None, *, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+                  check_grad_dtypes: bool = False, check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False) -> bool:
     """Check second derivatives: gradcheck the function that computes func's gradients with create_graph=True.
 
     That function takes the inputs and the output gradients (random in [-1, 1) unless given, as in
@@ -379,7 +390,7 @@ def _node_name(t):
     return None if t.grad_fn is None else type(t.grad_fn).__name__
 
 
-def describe(x):
+def describe(x: TensorLike | Number) -> str:
     """A short, stable text for a tensor's value: numbers up to 4 significant digits, else its shape."""
     data = _plain(x)
     if data.device.type == "meta":
@@ -399,7 +410,8 @@ def describe(x):
     return f"tensor of shape {tuple(data.shape)}: [" + ", ".join(text) + "]"
 
 
-def agree(ours, theirs, name="value", atol=1e-6, rtol=1e-5, quiet=False):
+def agree(ours: TensorLike | Number, theirs: TensorLike | Number, name: str = "value", atol: float = 1e-6,
+          rtol: float = 1e-5, quiet: bool = False) -> None:
     """Assert a teachgrad result and a torch result agree, and print one line saying so.
 
     Compared: shape, dtype, device type, values, requires_grad, is_leaf, the grad_fn's name and
@@ -442,7 +454,8 @@ def agree(ours, theirs, name="value", atol=1e-6, rtol=1e-5, quiet=False):
         print(line + "  (same in torch)")
 
 
-def twin(example, atol=1e-6, rtol=1e-5, quiet=False):
+def twin(example: Callable[[ModuleType], Any], atol: float = 1e-6, rtol: float = 1e-5,
+         quiet: bool = False) -> tuple[Any, Any]:
     """Run `example(lib)` with lib=teachgrad and lib=torch and check every result agrees.
 
     `example` returns a dict of named results (or one result). Returns (ours, theirs).

@@ -2,14 +2,18 @@
 
 Each takes torch's arguments plus `requires_grad`, and returns a leaf Variable.
 """
+from __future__ import annotations
+
 import functools
+from typing import Any, Callable
 
 import torch
 
 from .variable import Variable
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False):
+def tensor(data: Any, dtype: torch.dtype | None = None, device: torch.device | str | int | None = None,
+           requires_grad: bool = False) -> Variable:
     """A new leaf Variable holding a copy of `data` (a number, a nested list, a tensor)."""
     if isinstance(data, Variable):
         data = data.data
@@ -28,11 +32,11 @@ def _plain(data):
     return data
 
 
-def _factory(torch_fn):
+def _factory(torch_fn: Callable[..., torch.Tensor]) -> Callable[..., Variable]:
     """Wrap a torch factory so it returns a leaf Variable and takes `requires_grad`."""
 
     @functools.wraps(torch_fn)
-    def make(*args, requires_grad=False, **kwargs):
+    def make(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Variable:
         args = tuple(a.data if isinstance(a, Variable) else a for a in args)
         return Variable(torch_fn(*args, **kwargs), requires_grad=requires_grad)
 
@@ -59,10 +63,10 @@ rand_like = _factory(torch.rand_like)
 from_numpy = _factory(torch.from_numpy)
 
 
-def _legacy(torch_type):
+def _legacy(torch_type: Callable[..., torch.Tensor]) -> Callable[..., Variable]:
     """torch's legacy typed constructors (`torch.LongTensor([0, 2])`), still common in older code."""
 
-    def make(*args):
+    def make(*args: Any) -> Variable:
         return Variable(torch_type(*(a.data if isinstance(a, Variable) else a for a in args)))
 
     make.__name__ = make.__qualname__ = torch_type.__name__

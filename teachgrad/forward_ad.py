@@ -17,12 +17,18 @@ A Variable keeps its tangent in the slot `_fw_grad` as `(level, tangent, shown)`
 of its own sees its base's tangent through the same view, and an in-place op writes the new
 tangent into its base's tangent where it wrote the value.
 """
+from __future__ import annotations
+
 import weakref
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, TypeAlias
 
 import torch
 
 from . import function, grad_mode
+
+if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad.function imports this module)
+    from .variable import Variable
+    TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
 
@@ -66,10 +72,10 @@ class dual_level:
     def __enter__(self) -> int:
         return enter_dual_level()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         exit_dual_level()
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         def wrapper(*args, **kwargs):
             with dual_level():
                 return fn(*args, **kwargs)
@@ -83,7 +89,7 @@ class UnpackedDualTensor(NamedTuple):
     tangent: object
 
 
-def make_dual(tensor, tangent, *, level: Optional[int] = None):
+def make_dual(tensor: TensorLike, tangent: TensorLike, *, level: Optional[int] = None) -> Variable:
     """A new Variable aliasing `tensor`'s data, with `tangent` attached at the open level."""
     Variable = function.Variable
     if level is None:
@@ -133,7 +139,7 @@ def _same_layout(tangent, primal):
             == primal.untyped_storage().nbytes() // primal.element_size())
 
 
-def unpack_dual(tensor, *, level: Optional[int] = None) -> UnpackedDualTensor:
+def unpack_dual(tensor: TensorLike, *, level: Optional[int] = None) -> UnpackedDualTensor:
     """(primal, tangent): a view of the value with no tangent, and the tangent (None outside a level)."""
     Variable = function.Variable
     if level is None:

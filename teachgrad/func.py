@@ -19,7 +19,10 @@ The transforms torch.func has and teachgrad does not rebuild (vmap and the ones 
 linearize, ...) raise a NotImplementedError when asked for: torch's own would run on the data, where
 teachgrad's graph is not.
 """
+from __future__ import annotations
+
 import functools
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence, TypeAlias
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
@@ -29,6 +32,9 @@ from .engine import grad as autograd_grad
 from .variable import Variable
 from .ops import Alias
 
+if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
+    TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
+
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
 
 
@@ -37,7 +43,10 @@ __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "ja
 _MISSING = object()
 
 
-def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+def functional_call(module: torch.nn.Module,
+                    parameter_and_buffer_dicts: dict[str, TensorLike] | Sequence[dict[str, TensorLike]],
+                    args: Any = None, kwargs: dict[str, Any] | None = None, *, tie_weights: bool = True,
+                    strict: bool = False) -> Any:
     """`module(*args, **kwargs)` with its parameters and buffers replaced, for this call only, by the given tensors
     (Variables, duals included; torch tensors too). Names are dotted paths as in `named_parameters()`."""
     if isinstance(parameter_and_buffer_dicts, dict):
@@ -239,7 +248,8 @@ def _put(args, argnums, new):
 
 # --- grad, grad_and_value, vjp --------------------------------------------------------------------------------
 
-def grad_and_value(func, argnums=0, has_aux=False):
+def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
     """A function returning (the gradient of func's scalar output with respect to the arguments `argnums`,
     func's output); `(gradient, (output, aux))` with has_aux."""
     @functools.wraps(func)
@@ -268,7 +278,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     return wrapper
 
 
-def grad(func, argnums=0, has_aux=False):
+def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable[..., Any]:
     """A function returning the gradient of func's scalar output with respect to the arguments `argnums`
     (`(gradient, aux)` with has_aux)."""
     both = grad_and_value(func, argnums, has_aux)
@@ -280,7 +290,8 @@ def grad(func, argnums=0, has_aux=False):
     return wrapper
 
 
-def vjp(func, *primals, has_aux=False):
+def vjp(func: Callable[..., Any], *primals: Any,
+        has_aux: bool = False) -> tuple[Any, Callable[..., Any]] | tuple[Any, Callable[..., Any], Any]:
     """(func(*primals), vjp_fn) — and aux with has_aux; vjp_fn(cotangents) gives uᵀ J for each primal, as a tuple."""
     return _vjp(func, primals, None, has_aux)
 
@@ -342,7 +353,8 @@ _JVP = "jvp(f, primals, tangents)"
 _in_jvp = False
 
 
-def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+def jvp(func: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any, ...], *, strict: bool = False,
+        has_aux: bool = False) -> tuple[Any, Any] | tuple[Any, Any, Any]:
     """(func(*primals), J v) for the tangents v — and aux with has_aux: one forward pass with dual Variables."""
     return _jvp(func, primals, tangents, None, strict, has_aux)
 
@@ -413,7 +425,8 @@ def _no_tangent(x):
 
 # --- Jacobians and the Hessian --------------------------------------------------------------------------------
 
-def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
+           chunk_size: int | None = None, _preallocate_and_copy: bool = False) -> Callable[..., Any]:
     """A function returning the Jacobian of func with respect to the arguments `argnums`, row by row
     (one vjp per output element). Blocks are shaped output.shape + input.shape."""
     if not (chunk_size is None or chunk_size > 0):
@@ -445,7 +458,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
-def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
+           randomness: str = "error") -> Callable[..., Any]:
     """A function returning the Jacobian of func with respect to the arguments `argnums`, column by column
     (one jvp per input element). Blocks are shaped output.shape + input.shape."""
     @functools.wraps(func)
@@ -482,7 +496,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     return wrapper
 
 
-def hessian(func, argnums=0):
+def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """A function returning the Hessian of func: jacfwd of jacrev (forward-over-reverse), as torch.func's."""
     return jacfwd(jacrev(func, argnums), argnums)
 
@@ -516,7 +530,7 @@ _NOT_BUILT = {
 }
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> NoReturn:
     if name in _NOT_BUILT or (not name.startswith("_") and hasattr(torch.func, name)):
         why = _NOT_BUILT.get(name, "it is not one of the transforms teachgrad rebuilds")
         raise NotImplementedError(f"teachgrad does not rebuild torch.func.{name} ({why}); torch's own would run on "

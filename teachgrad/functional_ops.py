@@ -5,11 +5,18 @@ Each function here reads its arguments the way torch does (aliases such as `keep
 teachgrad.ops. Module-level functions are exported from teachgrad; the same functions serve as
 Variable methods (see the block in teachgrad/variable.py), where torch has the method.
 """
-from typing import Optional
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence, TypeAlias
 
 import torch
 
 from . import function, ops
+
+if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad.variable imports this module)
+    from .variable import Variable
+    Number: TypeAlias = int | float | bool           # a Python number, as torch.types.Number
+    TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
 
 def _plain(x):
@@ -17,7 +24,7 @@ def _plain(x):
     return x.data if isinstance(x, function.Variable) else x
 
 
-def keepdim_alias(keepdim, keepdims, name):
+def keepdim_alias(keepdim: bool, keepdims: bool | None, name: str) -> bool:
     """torch accepts `keepdims=` for `keepdim=` (numpy's spelling), but not both at once."""
     if keepdims is None:
         return keepdim
@@ -44,8 +51,8 @@ def _var_arguments(name, dim, unbiased, keepdim, correction, keepdims):
     return dim, correction, keepdim_alias(keepdim, keepdims, name)
 
 
-def var(input, dim=None, unbiased: Optional[bool] = None, keepdim: bool = False, *, correction=None,
-        keepdims: Optional[bool] = None):
+def var(input: TensorLike, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: Number | None = None, keepdims: bool | None = None) -> Variable:
     """The variance over `dim` (all elements if None): sum((x - mean)²) / (n - correction).
 
     `unbiased=True` (the default) is correction=1, `unbiased=False` correction=0.
@@ -53,18 +60,20 @@ def var(input, dim=None, unbiased: Optional[bool] = None, keepdim: bool = False,
     return ops.Var.apply(input, *_var_arguments("var", dim, unbiased, keepdim, correction, keepdims))
 
 
-def std(input, dim=None, unbiased: Optional[bool] = None, keepdim: bool = False, *, correction=None,
-        keepdims: Optional[bool] = None):
+def std(input: TensorLike, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: Number | None = None, keepdims: bool | None = None) -> Variable:
     """The standard deviation, sqrt(var), with var's arguments."""
     return ops.Std.apply(input, *_var_arguments("std", dim, unbiased, keepdim, correction, keepdims))
 
 
-def logsumexp(input, dim, keepdim: bool = False, *, keepdims: Optional[bool] = None):
+def logsumexp(input: TensorLike, dim: int | Sequence[int], keepdim: bool = False, *,
+              keepdims: bool | None = None) -> Variable:
     """log(sum(exp(x))) along dim, computed stably."""
     return ops.Logsumexp.apply(input, dim, keepdim_alias(keepdim, keepdims, "logsumexp"))
 
 
-def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):
+def histogram(input: TensorLike, bins: int | TensorLike = 100, *, range: Sequence[float] | None = None,
+              weight: TensorLike | None = None, density: bool = False) -> torch.return_types.histogram:
     """torch.histogram: (hist, bin_edges), as torch.return_types.histogram. No derivative, as in torch."""
     hist, bin_edges = ops.Histogram.apply(input, bins, range, weight, density)
     return torch.return_types.histogram((hist, bin_edges))
@@ -72,40 +81,41 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
 
 # --- element-wise -------------------------------------------------------------------------------
 
-def log10(input):
+def log10(input: TensorLike) -> Variable:
     return ops.Log10.apply(input)
 
 
-def log2(input):
+def log2(input: TensorLike) -> Variable:
     return ops.Log2.apply(input)
 
 
-def log1p(input):
+def log1p(input: TensorLike) -> Variable:
     return ops.Log1p.apply(input)
 
 
-def expm1(input):
+def expm1(input: TensorLike) -> Variable:
     return ops.Expm1.apply(input)
 
 
-def erf(input):
+def erf(input: TensorLike) -> Variable:
     return ops.Erf.apply(input)
 
 
-def rsqrt(input):
+def rsqrt(input: TensorLike) -> Variable:
     return ops.Rsqrt.apply(input)
 
 
 # --- picking and placing by index ---------------------------------------------------------------
 
-def gather(input, dim: int, index, *, sparse_grad: bool = False):
+def gather(input: TensorLike, dim: int, index: TensorLike, *, sparse_grad: bool = False) -> Variable:
     """out[i][j][k] = input[index[i][j][k]][j][k] (for dim 0), and likewise for other dims."""
     if sparse_grad:
         raise NotImplementedError("teachgrad has no sparse tensors: gather(sparse_grad=True) is not available")
     return ops.Gather.apply(input, dim, _plain(index))
 
 
-def scatter(input, dim: int, index, src=None, *, value=None, reduce: Optional[str] = None):
+def scatter(input: TensorLike, dim: int, index: TensorLike, src: Number | TensorLike | None = None, *,
+            value: Number | None = None, reduce: str | None = None) -> Variable:
     """input with src's elements (or `value`) written at the positions index gives along dim."""
     if reduce is not None:
         raise NotImplementedError("teachgrad's scatter has no reduce= (use scatter_add, or torch.scatter_reduce)")
@@ -117,39 +127,41 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce: Optional[st
     return ops.ScatterValue.apply(input, dim, _plain(index), src)
 
 
-def scatter_add(input, dim: int, index, src):
+def scatter_add(input: TensorLike, dim: int, index: TensorLike, src: TensorLike) -> Variable:
     """input with src's elements added at the positions index gives along dim."""
     return ops.ScatterAdd.apply(input, dim, _plain(index), src)
 
 
-def index_select(input, dim: int, index):
+def index_select(input: TensorLike, dim: int, index: TensorLike) -> Variable:
     """The slices of input along dim that index lists (a 1-D index), in that order."""
     return ops.IndexSelect.apply(input, dim, _plain(index))
 
 
-def masked_select(input, mask):
+def masked_select(input: TensorLike, mask: TensorLike) -> Variable:
     """The elements where mask (broadcast against input) is True, as a 1-D tensor."""
     return ops.MaskedSelect.apply(input, _plain(mask))
 
 
 # --- running sums and products, sorting ---------------------------------------------------------
 
-def cumsum(input, dim: int, *, dtype=None):
+def cumsum(input: TensorLike, dim: int, *, dtype: torch.dtype | None = None) -> Variable:
     return ops.Cumsum.apply(input, dim, dtype)
 
 
-def cumprod(input, dim: int, *, dtype=None):
+def cumprod(input: TensorLike, dim: int, *, dtype: torch.dtype | None = None) -> Variable:
     return ops.Cumprod.apply(input, dim, dtype)
 
 
-def sort(input, dim: int = -1, descending: bool = False, *, stable: Optional[bool] = None):
+def sort(input: TensorLike, dim: int = -1, descending: bool = False, *,
+         stable: bool | None = None) -> torch.return_types.sort:
     """(values, indices): the values in order along dim; only the values carry gradients."""
     if stable is None:
         return torch.return_types.sort(ops.Sort.apply(input, dim, descending, False))
     return torch.return_types.sort(ops.SortStable.apply(input, dim, descending, stable))
 
 
-def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+def topk(input: TensorLike, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> torch.return_types.topk:
     """(values, indices) of the k largest (or smallest) elements along dim."""
     return torch.return_types.topk(ops.Topk.apply(input, k, dim, largest, sorted))
 
@@ -163,7 +175,7 @@ def _wrap_dim(dim, ndim):
     return dim % ndim
 
 
-def flatten(input, start_dim: int = 0, end_dim: int = -1):
+def flatten(input: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
     """The dims start_dim..end_dim merged into one (a reshape; the input itself when there is nothing to merge)."""
     if input.dim() == 0:
         return ops.reshape(input, (1,))
@@ -186,7 +198,7 @@ def _sizes(sizes):
     return tuple(sizes)
 
 
-def repeat(input, *sizes):
+def repeat(input: Variable, *sizes: int | Sequence[int]) -> Variable:
     """Tensor.repeat: the whole tensor tiled sizes[i] times along each dim."""
     sizes = _sizes(sizes)
     if len(sizes) < input.dim():
@@ -194,18 +206,19 @@ def repeat(input, *sizes):
     return ops.Repeat.apply(input, sizes)
 
 
-def tile(input, dims):
+def tile(input: TensorLike, dims: int | Sequence[int]) -> Variable:
     """repeat, with missing leading dims of `dims` taken as 1 (as torch.tile)."""
     dims = _sizes(dims if isinstance(dims, tuple) else (dims,))
     dims = (1,) * (input.dim() - len(dims)) + dims
     return ops.Repeat.apply(input, dims)
 
 
-def _tile_method(self, *dims):
+def _tile_method(self: Variable, *dims: int | Sequence[int]) -> Variable:
     return tile(self, _sizes(dims))
 
 
-def repeat_interleave(input, repeats=None, dim: Optional[int] = None, *, output_size: Optional[int] = None):
+def repeat_interleave(input: TensorLike, repeats: int | TensorLike | None = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Variable:
     """Each element (or slice along dim) repeated `repeats` times in place, recorded as torch records it:
     unsqueeze, expand, clone, view for a number; index_select for a tensor of repeats."""
     if repeats is None:   # torch.repeat_interleave(counts): indices repeated, no gradient
@@ -226,31 +239,31 @@ def repeat_interleave(input, repeats=None, dim: Optional[int] = None, *, output_
     return expanded.clone(memory_format=torch.contiguous_format).view(shape)
 
 
-def flip(input, dims):
+def flip(input: TensorLike, dims: int | Sequence[int]) -> Variable:
     """The order of elements reversed along each of dims."""
     return ops.Flip.apply(input, _sizes(dims if isinstance(dims, (tuple, list)) else (dims,)))
 
 
-def _flip_method(self, *dims):
+def _flip_method(self: Variable, *dims: int | Sequence[int]) -> Variable:
     return flip(self, _sizes(dims))
 
 
-def roll(input, shifts, dims=None):
+def roll(input: TensorLike, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Variable:
     """Elements shifted cyclically by shifts along dims (over the flattened tensor if dims is None)."""
     return ops.Roll.apply(input, shifts, dims)
 
 
-def tril(input, diagonal: int = 0):
+def tril(input: TensorLike, diagonal: int = 0) -> Variable:
     return ops.Tril.apply(input, diagonal)
 
 
-def triu(input, diagonal: int = 0):
+def triu(input: TensorLike, diagonal: int = 0) -> Variable:
     return ops.Triu.apply(input, diagonal)
 
 
 # --- einsum and the batched product under it ----------------------------------------------------
 
-def einsum(equation: str, *operands):
+def einsum(equation: str, *operands: TensorLike | Sequence[TensorLike]) -> Variable:
     """Sum of products of the operands' elements as the labels say ("bij,bjk->bik" is a batched a @ b),
     recorded step by step as torch records it (see teachgrad/ops/einsum.py)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -268,12 +281,12 @@ def einsum(equation: str, *operands):
     return ops.einsum(equation, *operands, path=path)
 
 
-def bmm(input, mat2):
+def bmm(input: TensorLike, mat2: TensorLike) -> Variable:
     """Batched matrix product: (b, n, m) @ (b, m, p) -> (b, n, p)."""
     return ops.Bmm.apply(input, mat2)
 
 
-def movedim(input, source: int, destination: int):
+def movedim(input: TensorLike, source: int, destination: int) -> Variable:
     """input with dimension `source` moved to `destination`."""
     if not (isinstance(source, int) and isinstance(destination, int)):
         raise NotImplementedError("teachgrad's movedim moves one dimension (ints), not sequences of them")

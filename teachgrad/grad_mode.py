@@ -12,11 +12,18 @@ on generators (the mode holds while the generator runs), and `no_grad`, `enable_
 `inference_mode` is `no_grad` made strict: what it computes are *inference tensors*, which
 can never enter a graph later (saved for backward, or changed in place outside the mode).
 """
+from __future__ import annotations
+
 import functools
 import inspect
 import sys
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar
 
 import torch
+
+if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
+    from typing_extensions import Self   # (typing.Self from Python 3.11)
+    F = TypeVar("F", bound=Callable[..., Any])   # a function: a decorator returns one of the same type
 
 
 # torch's switches, read and set directly: a learner's `with torch.no_grad():` turns teachgrad's recording
@@ -32,7 +39,7 @@ INFERENCE_SAVED = (
 INFERENCE_REQUIRES_GRAD = "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
 
 
-def is_inference_mode_enabled():
+def is_inference_mode_enabled() -> bool:
     """True inside `inference_mode()` (teachgrad's or torch's: they are one)."""
     return torch.is_inference_mode_enabled()
 
@@ -40,7 +47,7 @@ def is_inference_mode_enabled():
 class _DecoratorContextManager:
     """Base for the managers: a context manager that also decorates functions and generators."""
 
-    def __call__(self, fn):
+    def __call__(self, fn: F) -> F:
         if inspect.isgeneratorfunction(fn):
             return _wrap_generator(self.clone, fn)
 
@@ -51,14 +58,14 @@ class _DecoratorContextManager:
 
         return wrapper
 
-    def clone(self):
+    def clone(self) -> Self:
         return self.__class__()
 
 
 class _NoParamDecoratorContextManager(_DecoratorContextManager):
     """A manager without arguments may decorate bare: `@tg.no_grad` as well as `@tg.no_grad()`."""
 
-    def __new__(cls, orig_func=None):
+    def __new__(cls, orig_func: Callable[..., Any] | None = None) -> Self:
         if orig_func is None:
             return super().__new__(cls)
         return cls()(orig_func)
@@ -97,11 +104,11 @@ class _GradModeContext(_NoParamDecoratorContextManager):
 
     mode = True
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self.prev = is_grad_enabled()
         _set_enabled(self.mode)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         _set_enabled(self.prev)
         return False
 
@@ -121,28 +128,28 @@ class enable_grad(_GradModeContext):
 class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode to `mode`; takes effect at once, and as a context manager restores the old mode on exit."""
 
-    def __init__(self, mode: bool):
+    def __init__(self, mode: bool) -> None:
         if not isinstance(mode, bool):
             raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}")
         self.prev = is_grad_enabled()
         self.mode = mode
         _set_enabled(mode)
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         pass
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         _set_enabled(self.prev)
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: F) -> F:
         _set_enabled(self.prev)
         return super().__call__(fn)
 
-    def clone(self):
+    def clone(self) -> Self:
         return self.__class__(self.mode)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"teachgrad.grad_mode.set_grad_enabled(mode={self.mode})"
 
 
@@ -152,22 +159,22 @@ class inference_mode(_DecoratorContextManager):
     Also `inference_mode(False)` (a normal region inside one), and bare `@tg.inference_mode`.
     """
 
-    def __new__(cls, mode=True):
+    def __new__(cls, mode: bool | Callable[..., Any] = True) -> Self:
         if isinstance(mode, bool):
             return super().__new__(cls)
         return cls()(mode)
 
-    def __init__(self, mode: bool = True):
+    def __init__(self, mode: bool = True) -> None:
         self.mode = mode
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         # torch's own: its kernels make inference tensors, and grad mode goes off (on for inference_mode(False))
         self._torch_mode = torch.inference_mode(self.mode)
         self._torch_mode.__enter__()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self._torch_mode.__exit__(*exc)
         return False
 
-    def clone(self):
+    def clone(self) -> Self:
         return self.__class__(self.mode)

@@ -3,7 +3,10 @@ still be used in a `create_graph=True` pass; differentiating them raises, from a
 
 Guarded by tests/test_function.py (test_once_differentiable*) and tests/mirrored/.
 """
+from __future__ import annotations
+
 import functools
+from typing import Any, Callable
 
 from . import function, grad_mode
 from .function import Builtin
@@ -32,7 +35,7 @@ class DelayedError(Builtin, node="Error", qualified_name="torch::autograd::Error
         return tangents if len(tangents) > 1 else tangents[0]
 
 
-def once_differentiable(backward):
+def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate a Function's backward that works on plain tensors only (no double backward).
 
     Its results can still be used in a `create_graph=True` pass; differentiating them raises.

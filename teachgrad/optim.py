@@ -12,12 +12,21 @@ before each step that tensor's `.grad` is pointed at the Variable's gradient; `z
 Variables' `.grad` as torch clears a tensor's. torch tensors (a torch module's parameters) are passed
 through untouched. `param_groups` therefore lists the Variables' data tensors.
 """
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeAlias
 
 import torch
 import torch.optim as _torch_optim
 
 from .variable import Variable
+
+if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
+    TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
+    # what an optimizer trains, as torch.optim's ParamsT says it, Variables included: tensors, param groups (dicts
+    # with a "params" entry), or (name, tensor) pairs as named_parameters() gives them
+    Params: TypeAlias = Iterable[TensorLike] | Iterable[dict[str, Any]] | Iterable[tuple[str, TensorLike]]
 
 lr_scheduler = _torch_optim.lr_scheduler
 swa_utils = _torch_optim.swa_utils
@@ -28,7 +37,7 @@ sys.modules[__name__ + ".swa_utils"] = swa_utils
 class _TakesVariables:
     """Mixed into each torch optimizer: Variables among the parameters are trained through their data."""
 
-    def __init__(self, params, *args, **kwargs):
+    def __init__(self, params: Params, *args: Any, **kwargs: Any) -> None:
         if isinstance(params, Variable):   # torch refuses a lone tensor (it would iterate its rows)
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got " + params.type())
@@ -37,14 +46,14 @@ class _TakesVariables:
         # before every step, also that of a subclass that writes its own `step`
         self.register_step_pre_hook(_hand_over_grads)
 
-    def __getstate__(self):   # (copy.deepcopy and pickle keep which tensor stands for which Variable)
+    def __getstate__(self) -> dict[str, Any]:   # (copy.deepcopy and pickle keep which tensor stands for which Variable)
         return {**super().__getstate__(), "_variables": self._variables}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)   # torch's starts with no hooks: the hand-over is registered again
         self.register_step_pre_hook(_hand_over_grads)
 
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         params = param_group["params"]
         if isinstance(params, Variable):
             param_group["params"] = [self._tensor_for(params)]
@@ -79,7 +88,7 @@ class _TakesVariables:
         if old in self.state:
             self.state[new] = self.state.pop(old)
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         if closure is None:
             return super().step()
 
@@ -90,7 +99,7 @@ class _TakesVariables:
 
         return super().step(closure_then_grads)
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         super().zero_grad(set_to_none)
         for variable, _ in self._variables:
             grad = variable._grad

@@ -5,10 +5,18 @@ exactly what it draws under torch. torch does not differentiate through sampling
 `normal(mean, std)` records a node whose gradients for `mean` and `std` are zeros (derivatives.yaml,
 `normal.Tensor_float`, `normal.float_Tensor`, `normal.Tensor_Tensor`).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
+
 import torch
 
 from .function import Builtin
 from .variable import Variable
+
+if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
+    Number: TypeAlias = int | float | bool           # a Python number, as torch.types.Number
+    TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
 
 class _Normal(Builtin):
@@ -40,7 +48,8 @@ class NormalTensorTensor(_Normal, node="NormalBackward3"):
     """normal(mean tensor, std tensor)."""
 
 
-def normal(mean, std=1.0, size=None, *, generator=None, requires_grad=False, **kwargs):
+def normal(mean: Number | TensorLike, std: Number | TensorLike = 1.0, size: Sequence[int] | None = None, *,
+           generator: torch.Generator | None = None, requires_grad: bool = False, **kwargs: Any) -> Variable:
     """Samples of N(mean, std²): `mean` and `std` tensors or numbers; with two numbers, `size` gives the shape."""
     mean_is_tensor = isinstance(mean, (Variable, torch.Tensor))
     std_is_tensor = isinstance(std, (Variable, torch.Tensor))
@@ -58,7 +67,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, requires_grad=False, **k
     return NormalFloatTensor.apply(mean, std, generator)
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None):
+def multinomial(input: TensorLike, num_samples: int, replacement: bool = False, *,
+                generator: torch.Generator | None = None) -> Variable:
     """Indices drawn from the rows of `input` as (unnormalised) probabilities; integers, so no gradient."""
     data = input.data if isinstance(input, Variable) else input
     return Variable._make(torch.multinomial(data, num_samples, replacement, generator=generator))

@@ -6,13 +6,26 @@ the data); what autograd knows about a Variable is in teachgrad/variable.py, whi
 Guarded by tests/test_ops_vs_torch.py, tests/test_new_ops.py, tests/test_views.py, tests/test_copies.py and
 tests/test_namespaces.py.
 """
+from __future__ import annotations
+
 import copy
 import numbers
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeAlias
 import warnings
 
 import torch
 
 from . import forward_ad, functional_ops, grad_mode, interop, ops, variable, views
+
+if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad.variable imports this module)
+    import builtins   # for `builtins.bool` below `def bool`, where `bool` names that method (torch's stubs say `_bool`)
+    import numpy as np
+    from numpy.typing import DTypeLike
+    from .variable import Variable
+    Number: TypeAlias = int | float | bool                 # a Python number, as torch.types.Number
+    TensorLike: TypeAlias = Variable | torch.Tensor        # a teachgrad Variable or a torch tensor
+    Operand: TypeAlias = Variable | torch.Tensor | Number  # what an operator takes: x + y, x + torch_tensor, x + 1
+    Shape: TypeAlias = int | Sequence[int]                 # sizes one by one, view(2, 3), or in one, view((2, 3))
 
 
 def _is_operand(x):
@@ -34,77 +47,77 @@ class TensorMethods:
     is_cuda = property(lambda self: self.data.is_cuda)
     is_meta = property(lambda self: self.data.is_meta)
 
-    def size(self, dim=None):
+    def size(self, dim: int | None = None) -> torch.Size | int:
         return self.data.size() if dim is None else self.data.size(dim)
 
-    def dim(self):
+    def dim(self) -> int:
         return self.data.dim()
 
-    def numel(self):
+    def numel(self) -> int:
         return self.data.numel()
 
-    def element_size(self):
+    def element_size(self) -> int:
         return self.data.element_size()
 
     nbytes = property(lambda self: self.data.nbytes, doc="Bytes the elements take (numel * element_size).")
     itemsize = property(lambda self: self.data.itemsize)
 
-    def stride(self, dim=None):
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         return self.data.stride() if dim is None else self.data.stride(dim)
 
-    def storage_offset(self):
+    def storage_offset(self) -> int:
         return self.data.storage_offset()
 
-    def is_contiguous(self, memory_format=torch.contiguous_format):
+    def is_contiguous(self, memory_format: torch.memory_format = torch.contiguous_format) -> bool:
         return self.data.is_contiguous(memory_format=memory_format)
 
-    def data_ptr(self):
+    def data_ptr(self) -> int:
         return self.data.data_ptr()
 
-    def item(self):
+    def item(self) -> Number:
         return self.data.item()
 
-    def tolist(self):
+    def tolist(self) -> list | Number:
         return self.data.tolist()
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self.data.numpy()
 
-    def is_floating_point(self):
+    def is_floating_point(self) -> bool:
         return self.data.is_floating_point()
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.data)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Variable]:
         if self.data.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         array = self.numpy()
         return array if dtype is None else array.astype(dtype)
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self.data)
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self.data)
 
-    def __index__(self):
+    def __index__(self) -> int:
         return self.data.__index__()
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self.data)
 
-    def __format__(self, spec):
+    def __format__(self, spec: str) -> str:
         if self.data.dim() == 0:
             return self.data.item().__format__(spec)
         return object.__format__(self, spec)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         text = repr(self.data)
         body = text[len("tensor("):-1].replace("\n       ", "\n         ")
         if self.grad_fn is not None:
@@ -117,12 +130,12 @@ class TensorMethods:
 
     # --- copies and files, by torch's rules (torch/_tensor.py: __deepcopy__, __reduce_ex__) ---
 
-    def __copy__(self):
+    def __copy__(self) -> Variable:
         """copy.copy: a new leaf over the same storage, with requires_grad; no .grad, no hooks, no history."""
         _warn_unserialized_hooks(self)
         return variable._rebuild_variable(copy.copy(self.data), self.requires_grad, self.name)
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> Variable:
         """copy.deepcopy: only of a leaf; new storage (views copied together keep sharing theirs), .grad copied."""
         if self.grad_fn is not None:
             raise RuntimeError(_DEEPCOPY_NON_LEAF)
@@ -134,92 +147,93 @@ class TensorMethods:
         memo[id(self)] = new
         return new
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: int) -> tuple[Callable[..., Variable], tuple[torch.Tensor, bool, str | None]]:
         """pickle and torch.save: the data and requires_grad (a leaf when loaded); not .grad, hooks or history."""
         _warn_unserialized_hooks(self)
         return variable._rebuild_variable, (self.data, self.requires_grad, self.name)
 
     @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
+    def __torch_function__(cls, func: Callable[..., Any], types: Iterable[type], args: Sequence[Any] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
         """torch's own functions accept Variables: see teachgrad.interop."""
         return interop.handle(func, args, kwargs or {})
 
 
     # --- arithmetic ---
 
-    def __add__(self, other):
+    def __add__(self, other: Operand) -> Variable:
         return ops.Add.apply(self, other) if _is_operand(other) else NotImplemented
 
-    def __radd__(self, other):
+    def __radd__(self, other: Operand) -> Variable:
         return ops.Add.apply(self, other) if _is_operand(other) else NotImplemented
 
-    def __sub__(self, other):
+    def __sub__(self, other: Operand) -> Variable:
         return ops.Sub.apply(self, other) if _is_operand(other) else NotImplemented
 
-    def __rsub__(self, other):
+    def __rsub__(self, other: Operand) -> Variable:
         if isinstance(other, numbers.Number):
             return ops.Rsub.apply(self, other)
         return ops.Sub.apply(other, self) if _is_operand(other) else NotImplemented
 
-    def __mul__(self, other):
+    def __mul__(self, other: Operand) -> Variable:
         return ops.Mul.apply(self, other) if _is_operand(other) else NotImplemented
 
-    def __rmul__(self, other):
+    def __rmul__(self, other: Operand) -> Variable:
         return ops.Mul.apply(self, other) if _is_operand(other) else NotImplemented
 
-    def __truediv__(self, other):
+    def __truediv__(self, other: Operand) -> Variable:
         return ops.Div.apply(self, other) if _is_operand(other) else NotImplemented
 
-    def __rtruediv__(self, other):
+    def __rtruediv__(self, other: Operand) -> Variable:
         if isinstance(other, numbers.Number):
             return ops.Mul.apply(ops.Reciprocal.apply(self), other)
         return ops.Div.apply(other, self) if _is_operand(other) else NotImplemented
 
-    def __pow__(self, exponent):
+    def __pow__(self, exponent: Operand) -> Variable:
         return self.pow(exponent) if _is_operand(exponent) else NotImplemented
 
-    def __rpow__(self, base):
+    def __rpow__(self, base: Operand) -> Variable:
         if isinstance(base, numbers.Number):
             return ops.PowScalarBase.apply(base, self)
         return ops.PowTensor.apply(base, self) if _is_operand(base) else NotImplemented
 
-    def __matmul__(self, other):
+    def __matmul__(self, other: TensorLike) -> Variable:
         return ops.matmul(self, other) if isinstance(other, (variable.Variable, torch.Tensor)) else NotImplemented
 
-    def __rmatmul__(self, other):
+    def __rmatmul__(self, other: torch.Tensor) -> Variable:
         return ops.matmul(other, self) if isinstance(other, torch.Tensor) else NotImplemented
 
-    def __neg__(self):
+    def __neg__(self) -> Variable:
         return ops.Neg.apply(self)
 
-    def __pos__(self):
+    def __pos__(self) -> Variable:
         return self
 
-    def add(self, other, alpha=1):
+    def add(self, other: Operand, alpha: Number = 1) -> Variable:
         return self + (other * alpha if alpha != 1 else other)
 
-    def sub(self, other, alpha=1):
+    def sub(self, other: Operand, alpha: Number = 1) -> Variable:
         return self - (other * alpha if alpha != 1 else other)
 
-    def mul(self, other):
+    def mul(self, other: Operand) -> Variable:
         return self * other
 
-    def div(self, other):
+    def div(self, other: Operand) -> Variable:
         return self / other
 
-    def neg(self):
+    def neg(self) -> Variable:
         return -self
 
-    def pow(self, exponent):
+    def pow(self, exponent: Operand) -> Variable:
         """self ** exponent, for a number or a tensor exponent."""
         if isinstance(exponent, numbers.Number):
             return ops.Pow.apply(self, exponent)
         return ops.PowTensor.apply(self, exponent)
 
-    def square(self):
+    def square(self) -> Variable:
         return ops.Pow.apply(self, 2)
 
-    def reciprocal(self):
+    def reciprocal(self) -> Variable:
         return ops.Reciprocal.apply(self)
 
     # --- comparisons and logic: results never require grad ---
@@ -229,89 +243,89 @@ class TensorMethods:
             return NotImplemented
         return variable.Variable._make(op(self.data, other.data if isinstance(other, variable.Variable) else other))
 
-    def __eq__(self, other):
+    def __eq__(self, other: Operand) -> Variable:
         return self._compare(other, torch.Tensor.__eq__)
 
-    def __ne__(self, other):
+    def __ne__(self, other: Operand) -> Variable:
         return self._compare(other, torch.Tensor.__ne__)
 
-    def __lt__(self, other):
+    def __lt__(self, other: Operand) -> Variable:
         return self._compare(other, torch.Tensor.__lt__)
 
-    def __le__(self, other):
+    def __le__(self, other: Operand) -> Variable:
         return self._compare(other, torch.Tensor.__le__)
 
-    def __gt__(self, other):
+    def __gt__(self, other: Operand) -> Variable:
         return self._compare(other, torch.Tensor.__gt__)
 
-    def __ge__(self, other):
+    def __ge__(self, other: Operand) -> Variable:
         return self._compare(other, torch.Tensor.__ge__)
 
-    def __and__(self, other):
+    def __and__(self, other: Operand) -> Variable:
         return self._compare(other, torch.Tensor.__and__)
 
-    def __or__(self, other):
+    def __or__(self, other: Operand) -> Variable:
         return self._compare(other, torch.Tensor.__or__)
 
-    def __invert__(self):
+    def __invert__(self) -> Variable:
         return variable.Variable._make(~self.data)
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
-    def equal(self, other):
+    def equal(self, other: TensorLike) -> bool:
         """True if both have the same size and elements (a Python bool, as torch.equal)."""
         return torch.equal(self.data, other.data if isinstance(other, variable.Variable) else other)
 
-    def isnan(self):
+    def isnan(self) -> Variable:
         return variable.Variable._make(self.data.isnan())
 
-    def all(self, *args, **kwargs):
+    def all(self, *args: Any, **kwargs: Any) -> Variable:
         """torch's Tensor.all on the data (dim, keepdim as torch's): a boolean, never recorded."""
         return variable.Variable._make(self.data.all(*args, **kwargs))
 
-    def any(self, *args, **kwargs):
+    def any(self, *args: Any, **kwargs: Any) -> Variable:
         """torch's Tensor.any on the data (dim, keepdim as torch's): a boolean, never recorded."""
         return variable.Variable._make(self.data.any(*args, **kwargs))
 
-    def argmax(self, dim=None, keepdim=False, *, keepdims=None):
+    def argmax(self, dim: int | None = None, keepdim: bool = False, *, keepdims: bool | None = None) -> Variable:
         return variable.Variable._make(self.data.argmax(dim, functional_ops.keepdim_alias(keepdim, keepdims, "argmax")))
 
-    def argmin(self, dim=None, keepdim=False, *, keepdims=None):
+    def argmin(self, dim: int | None = None, keepdim: bool = False, *, keepdims: bool | None = None) -> Variable:
         return variable.Variable._make(self.data.argmin(dim, functional_ops.keepdim_alias(keepdim, keepdims, "argmin")))
 
     # --- element-wise functions ---
 
-    def exp(self):
+    def exp(self) -> Variable:
         return ops.Exp.apply(self)
 
-    def log(self):
+    def log(self) -> Variable:
         return ops.Log.apply(self)
 
-    def sqrt(self):
+    def sqrt(self) -> Variable:
         return ops.Sqrt.apply(self)
 
-    def sin(self):
+    def sin(self) -> Variable:
         return ops.Sin.apply(self)
 
-    def cos(self):
+    def cos(self) -> Variable:
         return ops.Cos.apply(self)
 
-    def tanh(self):
+    def tanh(self) -> Variable:
         return ops.Tanh.apply(self)
 
-    def sigmoid(self):
+    def sigmoid(self) -> Variable:
         return ops.Sigmoid.apply(self)
 
-    def relu(self):
+    def relu(self) -> Variable:
         return ops.Relu.apply(self)
 
-    def abs(self):
+    def abs(self) -> Variable:
         return ops.Abs.apply(self)
 
-    def sign(self):
+    def sign(self) -> Variable:
         return ops.Sign.apply(self)
 
-    def clamp(self, min=None, max=None):
+    def clamp(self, min: Number | TensorLike | None = None, max: Number | TensorLike | None = None) -> Variable:
         """Limit to [min, max]; the bounds are numbers, or tensors (which may require grad)."""
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -321,58 +335,61 @@ class TensorMethods:
 
     clip = clamp
 
-    def clamp_min(self, min):
+    def clamp_min(self, min: Number | TensorLike) -> Variable:
         if isinstance(min, (variable.Variable, torch.Tensor)):
             return ops.ClampMinTensor.apply(self, min, None)
         return ops.ClampMin.apply(self, min, None)
 
-    def clamp_max(self, max):
+    def clamp_max(self, max: Number | TensorLike) -> Variable:
         if isinstance(max, (variable.Variable, torch.Tensor)):
             return ops.ClampMaxTensor.apply(self, None, max)
         return ops.ClampMax.apply(self, None, max)
 
-    def masked_fill(self, mask, value):
+    def masked_fill(self, mask: TensorLike, value: Number | TensorLike) -> Variable:
         """`value` where `mask` is True, self elsewhere (the gradient flows where the mask is False)."""
         return ops.MaskedFill.apply(self, mask.data if isinstance(mask, variable.Variable) else mask, value)
 
-    def norm(self, p="fro", dim=None, keepdim=False):
+    def norm(self, p: Number | str = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Variable:
         """The vector norm (2 by default) of all elements, or along `dim`."""
         return ops.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
 
-    def maximum(self, other):
+    def maximum(self, other: TensorLike) -> Variable:
         return ops.Maximum.apply(self, other)
 
-    def minimum(self, other):
+    def minimum(self, other: TensorLike) -> Variable:
         return ops.Minimum.apply(self, other)
 
-    def where(self, condition, other):
+    def where(self, condition: TensorLike, other: Operand) -> Variable:
         """Elements of self where `condition` holds, else of `other` (torch.Tensor.where)."""
         condition = condition.data if isinstance(condition, variable.Variable) else condition
         return ops.Where.apply(condition, self, other)
 
-    def softmax(self, dim=None, dtype=None):
+    def softmax(self, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
         from . import functional
         return functional.softmax(self, dim, dtype=dtype)
 
-    def log_softmax(self, dim=None, dtype=None):
+    def log_softmax(self, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
         from . import functional
         return functional.log_softmax(self, dim, dtype=dtype)
 
     # --- reductions ---
 
-    def sum(self, dim=None, keepdim=False, *, keepdims=None):
+    def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+            keepdims: bool | None = None) -> Variable:
         keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "sum")
         if dim is None:   # every dimension: kept (as size 1) only when asked
             return ops.SumDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Sum.apply(self)
         return ops.SumDim.apply(self, dim, keepdim)
 
-    def mean(self, dim=None, keepdim=False, *, keepdims=None):
+    def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+             keepdims: bool | None = None) -> Variable:
         keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "mean")
         if dim is None:
             return ops.MeanDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Mean.apply(self)
         return ops.MeanDim.apply(self, dim, keepdim)
 
-    def max(self, dim=None, keepdim=False, *, keepdims=None):
+    def max(self, dim: int | TensorLike | None = None, keepdim: bool = False, *,
+            keepdims: bool | None = None) -> Variable | torch.return_types.max:
         """The largest element, or (values, indices) along `dim`."""
         keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "max")
         if isinstance(dim, (variable.Variable, torch.Tensor)):
@@ -381,7 +398,8 @@ class TensorMethods:
             return ops.Max.apply(self)
         return torch.return_types.max(ops.MaxDim.apply(self, dim, keepdim))
 
-    def min(self, dim=None, keepdim=False, *, keepdims=None):
+    def min(self, dim: int | TensorLike | None = None, keepdim: bool = False, *,
+            keepdims: bool | None = None) -> Variable | torch.return_types.min:
         """The smallest element, or (values, indices) along `dim`."""
         keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "min")
         if isinstance(dim, (variable.Variable, torch.Tensor)):
@@ -390,7 +408,7 @@ class TensorMethods:
             return ops.Min.apply(self)
         return torch.return_types.min(ops.MinDim.apply(self, dim, keepdim))
 
-    def sum_to_size(self, *size):
+    def sum_to_size(self, *size: Shape) -> Variable:
         """Sum over broadcast dimensions until the shape is `size` (undoes broadcasting)."""
         size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
         lead = self.dim() - len(size)
@@ -400,68 +418,68 @@ class TensorMethods:
 
     # --- matrix products ---
 
-    def matmul(self, other):
+    def matmul(self, other: TensorLike) -> Variable:
         return ops.matmul(self, other)
 
-    def mm(self, other):
+    def mm(self, other: TensorLike) -> Variable:
         return ops.Mm.apply(self, other)
 
-    def mv(self, other):
+    def mv(self, other: TensorLike) -> Variable:
         return ops.Mv.apply(self, other)
 
-    def dot(self, other):
+    def dot(self, other: TensorLike) -> Variable:
         return ops.Dot.apply(self, other)
 
-    def addmm(self, mat1, mat2):
+    def addmm(self, mat1: TensorLike, mat2: TensorLike) -> Variable:
         return ops.Addmm.apply(self, mat1, mat2)
 
     # --- shapes ---
 
-    def t(self):
+    def t(self) -> Variable:
         return ops.T.apply(self)
 
     @property
-    def T(self):
+    def T(self) -> Variable:
         return self.permute(tuple(range(self.dim() - 1, -1, -1)))
 
     @property
-    def mT(self):
+    def mT(self) -> Variable:
         return self.transpose(-2, -1)
 
-    def transpose(self, dim0, dim1):
+    def transpose(self, dim0: int, dim1: int) -> Variable:
         return ops.Transpose.apply(self, dim0, dim1)
 
-    def permute(self, *dims):
+    def permute(self, *dims: Shape) -> Variable:
         return ops.Permute.apply(self, tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims)
 
-    def view(self, *shape):
+    def view(self, *shape: Shape) -> Variable:
         return ops.View.apply(self, _shape_arg(shape))
 
-    def reshape(self, *shape):
+    def reshape(self, *shape: Shape) -> Variable:
         return ops.reshape(self, _shape_arg(shape))
 
-    def flatten(self, start_dim=0, end_dim=-1):
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Variable:
         return functional_ops.flatten(self, start_dim, end_dim)
 
-    def contiguous(self):
+    def contiguous(self) -> Variable:
         return self if self.data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
 
-    def clone(self, memory_format=torch.preserve_format):
+    def clone(self, memory_format: torch.memory_format = torch.preserve_format) -> Variable:
         return ops.Clone.apply(self, memory_format)
 
-    def unsqueeze(self, dim):
+    def unsqueeze(self, dim: int) -> Variable:
         return ops.Unsqueeze.apply(self, dim)
 
-    def squeeze(self, dim=None):
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Variable:
         return ops.Squeeze.apply(self) if dim is None else ops.SqueezeDim.apply(self, dim)
 
-    def expand(self, *shape):
+    def expand(self, *shape: Shape) -> Variable:
         return ops.Expand.apply(self, _shape_arg(shape))
 
-    def expand_as(self, other):
+    def expand_as(self, other: TensorLike) -> Variable:
         return self.expand(other.shape)
 
-    def narrow(self, dim, start, length):
+    def narrow(self, dim: int, start: int, length: int) -> Variable:
         """`length` positions from `start` along `dim` (a view); checked as torch checks them."""
         if self.dim() == 0:
             raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -476,7 +494,7 @@ class TensorMethods:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
         return ops.Slice.apply(self, (slice(None),) * dim + (slice(start, start + length),))
 
-    def select(self, dim, index):
+    def select(self, dim: int, index: int) -> Variable:
         """Position `index` along `dim`, which disappears (a view); checked as torch checks them."""
         if self.dim() == 0:
             raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -486,12 +504,12 @@ class TensorMethods:
                              f"at dimension {dim}")
         return ops.Select.apply(self, (slice(None),) * dim + (index,))
 
-    def unbind(self, dim=0):
+    def unbind(self, dim: int = 0) -> tuple[Variable, ...]:
         if self.dim() == 0:
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return ops.Unbind.apply(self, ops.shape.wrap_dim(dim, self.dim()))
 
-    def split(self, split_size, dim=0):
+    def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Variable, ...]:
         """Pieces of `split_size` along `dim` (the last may be smaller), or of the sizes listed."""
         if self.dim() == 0:
             raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -507,10 +525,10 @@ class TensorMethods:
             return ops.Split.apply(self, tuple(sizes), dim)
         return ops.SplitWithSizes.apply(self, tuple(split_size), dim)
 
-    def split_with_sizes(self, split_sizes, dim=0):
+    def split_with_sizes(self, split_sizes: Sequence[int], dim: int = 0) -> tuple[Variable, ...]:
         return self.split(list(split_sizes), dim)
 
-    def chunk(self, chunks, dim=0):
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Variable, ...]:
         """`chunks` pieces along `dim`, as even as possible (torch's rule: ceil(size / chunks) each)."""
         if self.dim() == 0:
             raise RuntimeError("chunk expects at least a 1-dimensional tensor")
@@ -519,18 +537,18 @@ class TensorMethods:
         size = self.shape[ops.shape.wrap_dim(dim, self.dim())]
         return self.split(max(-(-size // chunks), 1), dim)
 
-    def diagonal(self, offset=0, dim1=0, dim2=1):
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Variable:
         return ops.Diagonal.apply(self, offset, dim1, dim2)
 
-    def view_as(self, other):
+    def view_as(self, other: TensorLike) -> Variable:
         return self.view(other.shape)
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Variable:
         return ops.getitem(self, index)
 
     # --- moving between devices and dtypes ---
 
-    def to(self, *args, **kwargs):
+    def to(self, *args: Any, **kwargs: Any) -> Variable:
         """A copy on another device, dtype or memory format (ToCopyBackward0); self when torch's `to` would
         return the tensor itself (nothing changes and no `copy=True`)."""
         target = self.data.to(*args, **kwargs) if args or kwargs else self.data
@@ -541,37 +559,37 @@ class TensorMethods:
             return ops.ToCopy.apply(self, target.device, target.dtype)
         return ops.ToFreshCopy.apply(self, target.device, target.dtype, memory_format)
 
-    def cpu(self):
+    def cpu(self) -> Variable:
         return self.to("cpu")
 
-    def cuda(self, device=None):
+    def cuda(self, device: torch.device | int | str | None = None) -> Variable:
         return self.to(torch.device("cuda") if device is None else torch.device("cuda", device) if isinstance(device, int) else device)
 
-    def double(self):
+    def double(self) -> Variable:
         return self.to(torch.float64)
 
-    def float(self):
+    def float(self) -> Variable:
         return self.to(torch.float32)
 
-    def half(self):
+    def half(self) -> Variable:
         return self.to(torch.float16)
 
-    def long(self):
+    def long(self) -> Variable:
         return self.to(torch.int64)
 
-    def int(self):
+    def int(self) -> Variable:
         return self.to(torch.int32)
 
-    def bool(self):
+    def bool(self) -> Variable:
         return self.to(torch.bool)
 
-    def type(self, dtype=None):
+    def type(self, dtype: torch.dtype | None = None) -> str | Variable:
         return self.data.type() if dtype is None else self.to(dtype)
 
-    def new_zeros(self, *size):
+    def new_zeros(self, *size: Shape) -> Variable:
         return variable.Variable._make(self.data.new_zeros(_shape_arg(size)))
 
-    def new_ones(self, *size):
+    def new_ones(self, *size: Shape) -> Variable:
         return variable.Variable._make(self.data.new_ones(_shape_arg(size)))
 
     # --- in place ---
@@ -608,32 +626,32 @@ class TensorMethods:
             forward_ad.write_tangent(self, tangent)
         return self
 
-    def add_(self, other, alpha=1):
+    def add_(self, other: Operand, alpha: Number = 1) -> Variable:
         return self._in_place(lambda v: v.add(other, alpha=alpha), lambda d, o: d.add_(o, alpha=alpha), other)
 
-    def sub_(self, other, alpha=1):
+    def sub_(self, other: Operand, alpha: Number = 1) -> Variable:
         return self._in_place(lambda v: v.sub(other, alpha=alpha), lambda d, o: d.sub_(o, alpha=alpha), other)
 
-    def mul_(self, other):
+    def mul_(self, other: Operand) -> Variable:
         return self._in_place(lambda v: v * other, lambda d, o: d.mul_(o), other)
 
-    def div_(self, other):
+    def div_(self, other: Operand) -> Variable:
         return self._in_place(lambda v: v / other, lambda d, o: d.div_(o), other)
 
-    def exp_(self):
+    def exp_(self) -> Variable:
         return self._in_place(ops.Exp.apply, lambda d, o: d.exp_())
 
-    def zero_(self):
+    def zero_(self) -> Variable:
         return self._in_place(ops.Zero.apply, lambda d, o: d.zero_())
 
-    def fill_(self, value):
+    def fill_(self, value: Number | TensorLike) -> Variable:
         fill = ops.FillTensor if isinstance(value, (variable.Variable, torch.Tensor)) else ops.Fill
         return self._in_place(lambda v: fill.apply(v, value), lambda d, o: d.fill_(o), value)
 
-    def copy_(self, src):
+    def copy_(self, src: TensorLike) -> Variable:
         return self._in_place(lambda v: ops.Copy.apply(v, src), lambda d, o: d.copy_(o), src)
 
-    def index_put_(self, indices, values, accumulate=False):
+    def index_put_(self, indices: Sequence[TensorLike], values: Operand, accumulate: builtins.bool = False) -> Variable:
         """Write `values` at the positions `indices` (a tuple of index tensors) pick."""
         indices = tuple(ops.shape.plain_index(i) for i in indices)
         if not isinstance(values, (variable.Variable, torch.Tensor)):
@@ -641,58 +659,58 @@ class TensorMethods:
         return self._in_place(lambda v: ops.IndexPut.apply(v, indices, values, accumulate),
                               lambda d, o: torch.ops.aten.index_put_(d, list(indices), o, accumulate), values)
 
-    def log_(self):
+    def log_(self) -> Variable:
         return self._in_place(lambda v: v.log(), lambda d, o: d.log_())
 
-    def sqrt_(self):
+    def sqrt_(self) -> Variable:
         return self._in_place(lambda v: v.sqrt(), lambda d, o: d.sqrt_())
 
-    def sin_(self):
+    def sin_(self) -> Variable:
         return self._in_place(lambda v: v.sin(), lambda d, o: d.sin_())
 
-    def cos_(self):
+    def cos_(self) -> Variable:
         return self._in_place(lambda v: v.cos(), lambda d, o: d.cos_())
 
-    def tanh_(self):
+    def tanh_(self) -> Variable:
         return self._in_place(lambda v: v.tanh(), lambda d, o: d.tanh_())
 
-    def sigmoid_(self):
+    def sigmoid_(self) -> Variable:
         return self._in_place(lambda v: v.sigmoid(), lambda d, o: d.sigmoid_())
 
-    def relu_(self):
+    def relu_(self) -> Variable:
         return self._in_place(lambda v: v.relu(), lambda d, o: d.relu_())
 
-    def abs_(self):
+    def abs_(self) -> Variable:
         return self._in_place(lambda v: v.abs(), lambda d, o: d.abs_())
 
-    def neg_(self):
+    def neg_(self) -> Variable:
         return self._in_place(lambda v: -v, lambda d, o: d.neg_())
 
-    def pow_(self, exponent):
+    def pow_(self, exponent: Operand) -> Variable:
         return self._in_place(lambda v: v.pow(exponent), lambda d, o: d.pow_(o), exponent)
 
-    def clamp_(self, min=None, max=None):
+    def clamp_(self, min: Number | TensorLike | None = None, max: Number | TensorLike | None = None) -> Variable:
         bounds = (min, max)
         return self._in_place(lambda v: v.clamp(*bounds), lambda d, o: d.clamp_(*(variable._plain(b) for b in bounds)))
 
     clip_ = clamp_
 
-    def masked_fill_(self, mask, value):
+    def masked_fill_(self, mask: TensorLike, value: Number | TensorLike) -> Variable:
         return self._in_place(lambda v: v.masked_fill(mask, value), lambda d, o: d.masked_fill_(variable._plain(mask), o), value)
 
-    def __iadd__(self, other):
+    def __iadd__(self, other: Operand) -> Variable:
         return self.add_(other)
 
-    def __isub__(self, other):
+    def __isub__(self, other: Operand) -> Variable:
         return self.sub_(other)
 
-    def __imul__(self, other):
+    def __imul__(self, other: Operand) -> Variable:
         return self.mul_(other)
 
-    def __itruediv__(self, other):
+    def __itruediv__(self, other: Operand) -> Variable:
         return self.div_(other)
 
-    def __setitem__(self, index, value):
+    def __setitem__(self, index: Any, value: Operand) -> None:
         """Write into part of this Variable, as torch does it: through a view, or with index_put_."""
         target, tensor_indices = ops.shape.index_target(self, index)
         if tensor_indices is not None:

@@ -6,11 +6,14 @@ tensors at once, and what autograd keeps for backward (saved-tensor hooks, see t
     with allow_mutation_on_saved_tensors():                # a saved tensor written in place is kept
         ...                                                # as it was, for backward
 """
+from __future__ import annotations
+
 import abc
 import collections
 import contextlib
 import functools
 import threading
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeAlias
 import weakref
 
 import torch
@@ -18,6 +21,11 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .. import engine, function
 from ..graph import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
+
+if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
+    from ..hooks import RemovableHandle
+    from ..variable import Variable
+    TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook",
            "allow_mutation_on_saved_tensors", "Node", "increment_version", "region_activation_memory_budget"]
@@ -40,7 +48,7 @@ class Node(abc.ABC):
 
     @property
     @abc.abstractmethod
-    def next_functions(self):
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
         """One `(node, input_nr)` per input of the forward op: where each input's gradient goes."""
 
     @property
@@ -49,21 +57,21 @@ class Node(abc.ABC):
         """A dict kept with the node, for the user's own notes."""
 
     @abc.abstractmethod
-    def register_hook(self, fn):
+    def register_hook(self, fn: Callable[[tuple, tuple], tuple | None]) -> RemovableHandle:
         """Call `fn(grad_inputs, grad_outputs)` after the node has run; a tuple it returns replaces grad_inputs."""
 
     @abc.abstractmethod
-    def register_prehook(self, fn):
+    def register_prehook(self, fn: Callable[[tuple], tuple | None]) -> RemovableHandle:
         """Call `fn(grad_outputs)` before the node runs; a tuple it returns replaces grad_outputs."""
 
     @classmethod
-    def __subclasshook__(cls, subclass):
+    def __subclasshook__(cls, subclass: type) -> bool:
         if cls is Node and (issubclass(subclass, function.Node) or issubclass(subclass, torch.autograd.graph.Node)):
             return True
         return NotImplemented
 
 
-def increment_version(tensor):
+def increment_version(tensor: TensorLike | Iterable[TensorLike]) -> None:
     """Bump the version counter of a tensor (or of each of several) written in a way autograd cannot see,
     so a saved copy of it is known to be stale."""
     tensors = (tensor,) if isinstance(tensor, (function.Variable, torch.Tensor)) else tensor
@@ -84,12 +92,14 @@ class _MultiHandle:
     def __init__(self, handles):
         self.handles = handles
 
-    def remove(self):
+    def remove(self) -> None:
         for handle in self.handles:
             handle.remove()
 
 
-def register_multi_grad_hook(tensors, fn, *, mode="all"):
+def register_multi_grad_hook(tensors: Sequence[Variable],
+                             fn: Callable[[Sequence[Variable | None]], None] | Callable[[Variable], None], *,
+                             mode: str = "all") -> _MultiHandle:
     """Call `fn` once per backward pass when the gradients of several tensors are known.
 
     mode "all": `fn(grads)` once every tensor's gradient that this pass computes has been computed, with
@@ -209,7 +219,7 @@ class _CloneBeforeWrite(TorchDispatchMode):
 
 
 @contextlib.contextmanager
-def allow_mutation_on_saved_tensors():
+def allow_mutation_on_saved_tensors() -> Iterator[_AllowMutationContext]:
     """Inside, a tensor saved for backward may be written in place: backward still sees its old values.
 
     Run both the forward and the backward inside the same context.

@@ -2,6 +2,10 @@
 
 Each loss is one Function: forward calls torch's kernel, backward is the formula written out.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeAlias
+
 import torch
 import torch.nn.functional as F
 
@@ -11,6 +15,9 @@ from ..function import Builtin, Function
 from ..ops.broadcast import unbroadcast
 from ..variable import Variable
 
+if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
+    TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
+
 sigmoid = _tg.sigmoid
 tanh = _tg.tanh
 # issue 22: layers and activations (written in teachgrad/nn/functional_layers.py)
@@ -18,7 +25,7 @@ from .functional_layers import (avg_pool2d, batch_norm, conv1d, conv2d, dropout,
                                 layer_norm, leaky_relu, max_pool2d, pad, silu, softplus)
 
 
-def relu(input, inplace=False):
+def relu(input: TensorLike, inplace: bool = False) -> Variable:
     """max(input, 0); `inplace=True` writes it into input (`relu_`), as torch's."""
     return input.relu_() if inplace else _tg.relu(input)
 
@@ -88,8 +95,9 @@ def _no_grad_for(**weights):
             raise NotImplementedError(f"teachgrad does not differentiate with respect to `{name}`; pass {name}.detach()")
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
-                                     reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(input: TensorLike, target: TensorLike, weight: TensorLike | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
+                                     reduction: str = "mean", pos_weight: TensorLike | None = None) -> Variable:
     """Binary cross-entropy on logits: sigmoid and BCE in one stable step."""
     _check_reduction(reduction)
     _no_grad_for(weight=weight, pos_weight=pos_weight)
@@ -128,7 +136,9 @@ class BinaryCrossEntropy(Builtin, node="BinaryCrossEntropyBackward0", saves=("se
         return _reduce_tangent(tangent if w is None else tangent * w, reduction)
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+def binary_cross_entropy(input: TensorLike, target: TensorLike, weight: TensorLike | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Variable:
     """Binary cross-entropy on probabilities in (0, 1)."""
     _check_reduction(reduction)
     _no_grad_for(weight=weight)
@@ -174,7 +184,8 @@ def _mse_gradient(x, t, grad, norm):
     return ((x.float() - t.float()) * norm * grad.float()).to(dtype)
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def mse_loss(input: TensorLike, target: TensorLike, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean", weight: TensorLike | None = None) -> Variable:
     """Mean squared error (or summed, or per element)."""
     if weight is not None:
         raise NotImplementedError("teachgrad's mse_loss has no weight")
@@ -232,14 +243,16 @@ class LogSoftmax(Builtin, node="LogSoftmaxBackward0", saves=("result",)):
         return tx - ctx._result.exp().mul(tx).sum(ctx.dim, keepdim=True)
 
 
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
+def softmax(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
+            dtype: torch.dtype | None = None) -> Variable:
     """Softmax along `dim`: non-negative values that sum to 1."""
     if dtype is not None:
         input = input.to(dtype)
     return Softmax.apply(input, _softmax_dim(input.dim()) if dim is None else dim)
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+def log_softmax(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
+                dtype: torch.dtype | None = None) -> Variable:
     """log(softmax(input)), computed stably."""
     if dtype is not None:
         input = input.to(dtype)
@@ -296,7 +309,8 @@ class NllLoss(Builtin, node="NllLossBackward0", saves=("self", "target", "weight
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+def nll_loss(input: TensorLike, target: TensorLike, weight: TensorLike | None = None, size_average: bool | None = None,
+             ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Variable:
     """Negative log-likelihood of class indices, given log-probabilities."""
     _check_reduction(reduction)
     target = target.data if isinstance(target, Variable) else target
@@ -304,8 +318,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return NllLoss.apply(input, target, weight, ignore_index, reduction)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                  reduction="mean", label_smoothing=0.0):
+def cross_entropy(input: TensorLike, target: TensorLike, weight: TensorLike | None = None,
+                  size_average: bool | None = None, ignore_index: int = -100, reduce: bool | None = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Variable:
     """Cross-entropy of logits: log_softmax over the classes, then nll_loss (as torch computes it).
 
     `target` holds class indices, or class probabilities of the input's shape.
@@ -323,12 +338,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(tensor: TensorLike, num_classes: int = -1) -> Variable:
     """Class indices as rows of zeros with a one at each index (integers: nothing to differentiate)."""
     return Variable._make(F.one_hot(tensor.data if isinstance(tensor, Variable) else tensor, num_classes))
 
 
-def linear(input, weight, bias=None):
+def linear(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None) -> Variable:
     """input @ weightᵀ + bias, recorded as torch records it (Addmm for a batch of rows)."""
     if input.dim() == 2 and bias is not None:
         return ops.Addmm.apply(bias, input, ops.T.apply(weight))

@@ -13,7 +13,10 @@ Two ways to do it, as in torch:
 - reentrant (`use_reentrant=True`): the segment is one Function whose forward runs without
   recording and whose backward runs it again with recording on and calls backward on that.
 """
+from __future__ import annotations
+
 import contextlib
+from typing import Any, Callable, Iterable
 import warnings
 
 import torch
@@ -36,8 +39,9 @@ class CheckpointError(RuntimeError):
     """A checkpointed segment could not be recomputed as it ran the first time."""
 
 
-def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
-               debug=False, **kwargs):
+def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | None = None,
+               context_fn: Callable[..., Any] | None = None, determinism_check: str = "default", debug: bool = False,
+               **kwargs: Any) -> Any:
     """Run `function(*args)` without keeping what it saves for backward; backward runs it again."""
     if use_reentrant is None:
         warnings.warn(_DEFAULT_WARNING, stacklevel=2)
@@ -54,7 +58,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
         return function(*args, **kwargs)
 
 
-def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+def checkpoint_sequential(functions: Iterable[Callable[..., Any]], segments: int, input: Any,
+                          use_reentrant: bool | None = None, **kwargs: Any) -> Any:
     """Run `functions` one after another, checkpointing all but the last of `segments` chunks."""
     if use_reentrant is None:
         warnings.warn(
