@@ -14,6 +14,7 @@ import torch
 
 from . import forward_ad, grad_mode
 from .engine import grad as autograd_grad
+from .functional import stack as _stack_variables
 from .variable import Variable
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -242,8 +243,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 def _stack(pieces, shape, dtype, like):
     if not pieces:                                     # an output with no elements
         return Variable._make(torch.zeros(shape, dtype=like.dtype, device=like.device))
-    from .functional import stack
-    return stack(pieces, 0).view(shape)
+    return _stack_variables(pieces, 0).view(shape)
 
 
 def _jacobian_forward(func, inputs, strict, vectorize):

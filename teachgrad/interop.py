@@ -84,7 +84,7 @@ def tensor_method(method):
 def _unrecorded(func, args, kwargs):
     """A call teachgrad cannot record: fine when its result cannot carry a gradient (indices, masks, sizes,
     a new tensor made from scratch), refused when it is a floating-point tensor computed from the inputs."""
-    from .variable import Variable
+    Variable = function.Variable
     name = func.__name__
     if name.endswith("_") and not name.endswith("__") and _is_tensor_method(func):   # in place: refused before it writes
         raise _refused(func, (args, kwargs), Variable)
@@ -134,14 +134,13 @@ def _has_float_tensor(value):
 def _teachgrad_version(func, Variable):
     """teachgrad's op of the same name: a Variable method for a Tensor method, else a tg / tg.nn.functional function.
     Returns (op, whether its first argument is the tensor the method was called on)."""
-    from . import nn
-    import teachgrad
+    import teachgrad   # the namespace, at call time: an import up a layer, said in teachgrad/__init__.py
     name = getattr(func, "__name__", "")
     if _is_tensor_method(func):
         method = getattr(Variable, name, None)
         return (None if getattr(method, "runs_torchs", False) else method), True   # not one add_tensor_methods gave
     if _is_functional(func):
-        return getattr(nn.functional, name, None), False
+        return getattr(teachgrad.nn.functional, name, None), False
     op = getattr(teachgrad, name, None)
     return (None if getattr(op, "runs_torchs", False) else op), False   # not module_function's stand-in
 

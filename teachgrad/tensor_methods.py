@@ -351,12 +351,10 @@ class TensorMethods:
         return ops.Where.apply(condition, self, other)
 
     def softmax(self, dim=None, dtype=None):
-        from . import functional
-        return functional.softmax(self, dim, dtype=dtype)
+        return functional_ops.softmax(self, dim, dtype=dtype)
 
     def log_softmax(self, dim=None, dtype=None):
-        from . import functional
-        return functional.log_softmax(self, dim, dtype=dtype)
+        return functional_ops.log_softmax(self, dim, dtype=dtype)
 
     # --- reductions ---
 

@@ -287,5 +287,4 @@ class TorchLeaf(Variable):
         return self.tensor.grad
 
 
-torch_leaves.TorchLeaf = TorchLeaf
 torch.serialization.add_safe_globals([_rebuild_variable])

@@ -8,8 +8,7 @@ import math
 import torch
 
 from ..function import Builtin
-from .broadcast import number_or_none, shape_of, unbroadcast
-from ..forward_ad import times, total
+from .broadcast import number_or_none, shape_of, times, total, unbroadcast
 
 
 class Add(Builtin, node="AddBackward0", numbers_are_inputs=True):

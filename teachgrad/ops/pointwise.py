@@ -2,8 +2,7 @@
 import torch
 
 from ..function import Builtin
-from .broadcast import shape_of, unbroadcast
-from ..forward_ad import times, total
+from .broadcast import shape_of, times, total, unbroadcast
 
 
 class Exp(Builtin, node="ExpBackward0", saves=("result",)):
