@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "teachgrad"
 CORE = {
     "variable", "tensor_methods", "function", "engine",
     "ops", "ops.activation", "ops.arithmetic", "ops.einsum", "ops.indexing", "ops.layers", "ops.layout",
-    "ops.linalg", "ops.pointwise", "ops.reduction", "ops.scan", "ops.shape", "ops.statistics",
+    "ops.linalg", "ops.pointwise", "ops.power", "ops.reduction", "ops.scan", "ops.shape", "ops.statistics",
     "ops.unary", "ops.writes",
     "custom_function", "dirty", "forward_ad", "functional_ops", "interop", "mixed_inputs", "node_hooks",
     "saved_names", "saved_tensors", "torch_leaves", "views", "wrap_outputs",
