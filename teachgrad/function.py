@@ -72,6 +72,7 @@ class Node(NodeHooks):
     def _release(self):
         """Drop what was saved for backward (a node that saves nothing has nothing to drop)."""
 
+
 class BackwardNode(Node):
     """The node a `Function.apply` records, and the `ctx` its forward and backward receive."""
 
@@ -191,19 +192,21 @@ class Function:
     The class body of a `torch.autograd.Function` works unchanged here.
     """
 
-    node_name = None             # the name torch gives the node (built-ins: "MulBackward0")
-    saved_names = ()             # names for the saved tensors, shown as node._saved_<name>
-    numbers_are_inputs = False   # torch wraps a Python number operand of + - * / in a tensor
     check_gradients = True       # a user's backward: check it returns one tensor or None per input
-    qualified_name = None        # what node.name() says, when torch gives more than the class name
-    nondifferentiable_args = ()  # positions of built-ins' index/condition/target tensors: no edge
-    none_is_input = False        # a None argument gets an (empty) edge, as for torch's C++ functions
-    is_view = False              # the output shares the first input's storage (see teachgrad.views)
-    pack_order = None            # saved-tensor hooks see the saved tensors in this order (positions in
+    # What torch records for the op, which a built-in declares in its class line with the keyword in brackets:
+    #     class Mul(Builtin, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
+    node_name = None             # [node] the name torch gives the node (built-ins: "MulBackward0")
+    saved_names = ()             # [saves] names for the saved tensors, shown as node._saved_<name>
+    qualified_name = None        # [qualified_name] what node.name() says, when torch gives more than the class name
+    numbers_are_inputs = False   # [numbers_are_inputs] a Python number operand of + - * / is an input (an empty edge)
+    none_is_input = False        # [none_is_input] so is a None argument, as for torch's C++ functions
+    nondifferentiable_args = ()  # [nondifferentiable_args] positions of index/condition/target tensors: no edge
+    is_view = False              # [is_view] the output shares the first input's storage (see teachgrad.views)
+    pack_order = None            # [pack_order] saved-tensor hooks see the saved tensors in this order (positions in
                                  # save_for_backward's), as torch packs them; None: the order they were saved in
 
     def __init_subclass__(cls, **bookkeeping: Any) -> None:
-        """A built-in op declares torch's bookkeeping in its class line (see `Builtin` and BOOKKEEPING)."""
+        """A built-in op declares torch's bookkeeping in its class line (the keywords in brackets above)."""
         for keyword, value in bookkeeping.items():
             if keyword not in BOOKKEEPING:
                 raise TypeError(f"{cls.__name__}: {keyword!r} is not one of {', '.join(BOOKKEEPING)}")
@@ -263,18 +266,10 @@ class Function:
         return result
 
 
-# What torch records for an op, declared in a built-in's class line: keyword -> the class attribute it sets.
-#     class Mul(Builtin, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
-BOOKKEEPING = {
-    "node": "node_name",                  # the node's name: "MulBackward0"
-    "saves": "saved_names",               # what forward saves, shown as node._saved_<name>
-    "qualified_name": "qualified_name",   # what node.name() says, when torch gives more than the class name
-    "numbers_are_inputs": "numbers_are_inputs",          # a number operand is an input (with an empty edge)
-    "none_is_input": "none_is_input",                    # so is a None argument
-    "nondifferentiable_args": "nondifferentiable_args",  # index, condition, target tensors: no edge
-    "is_view": "is_view",                 # the output is a view of the first input (see teachgrad.views)
-    "pack_order": "pack_order",           # the order torch packs the saved tensors in (saved-tensor hooks)
-}
+# The keywords of a built-in's class line -> the class attribute each sets (see Function's body).
+BOOKKEEPING = {"node": "node_name", "saves": "saved_names", "qualified_name": "qualified_name",
+               "numbers_are_inputs": "numbers_are_inputs", "none_is_input": "none_is_input",
+               "nondifferentiable_args": "nondifferentiable_args", "is_view": "is_view", "pack_order": "pack_order"}
 
 
 def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple, recording: bool) -> tuple[tuple, list]:
@@ -399,7 +394,7 @@ class Builtin(Function):
 # what defining its classes needs; teachgrad.variable, run here, finds every name above defined.
 from .variable import Variable  # noqa: E402
 # What `apply` does beyond the usual case, written apart (each module's docstring names its tests).
-from . import custom_function, dirty, forward_ad, saved_tensors, torch_leaves  # noqa: E402  (user Functions, mark_dirty, tangents)
+from . import custom_function, dirty, forward_ad, saved_tensors, torch_leaves  # noqa: E402
 from .mixed_inputs import read_mixed_inputs  # noqa: E402  (numbers, torch tensors, None among the arguments)
 from .wrap_outputs import wrap_output, wrap_outputs  # noqa: E402  (several outputs, integer or non-differentiable ones)
 from .views import mark_views  # noqa: E402  (the outputs of a view op)

@@ -28,7 +28,8 @@ def handle(func, args, kwargs):
 
 
 def add_tensor_methods(cls):
-    """Give `cls` (Variable) each public torch Tensor method it does not define, run through `handle`.
+    """Give `cls` (Variable) each public torch Tensor method it does not define, and `%` and `//`, run through
+    `handle`.
 
     (Methods, not a `__getattr__`: a class with `__getattr__` makes every attribute read slower.)
     Methods that touch autograd itself (hooks, grads, backward) are left out: on the data they would
@@ -40,6 +41,9 @@ def add_tensor_methods(cls):
                 or any(word in name for word in ("grad", "hook", "backward"))):
             continue
         setattr(cls, name, tensor_method(method))
+    # `i % n`, `i // n` on index tensors: torch's, as above (refused, by name, where a gradient would be lost)
+    for name in ("__mod__", "__rmod__", "__floordiv__", "__rfloordiv__"):
+        setattr(cls, name, tensor_method(getattr(torch.Tensor, name)))
 
 
 def module_function(name):
