@@ -6,6 +6,22 @@
     s = tg.tensor(2.0, requires_grad=True)
     t = (p + q) * s          # Variable(16., grad_fn=<MulBackward0>)
     t.backward()             # p.grad, q.grad: 2.   s.grad: 8.
+
+How the modules import each other, bottom to top (tests/test_imports.py checks it on the source):
+
+1. Foundations, which know nothing of Variables: grad_mode, graph, hooks, anomaly_mode, profiling,
+   grad_layout, variable_checks, validate_outputs, ops/broadcast.
+2. The core, the one import cycle. A Variable's methods run ops (variable, tensor_methods, ops/); an op's
+   `Function.apply` makes Variables and records nodes (function, and what apply calls: mixed_inputs,
+   wrap_outputs, views, dirty, custom_function, saved_tensors, saved_names, forward_ad, torch_leaves,
+   node_hooks, interop, functional_ops); `Variable.backward` runs the engine, whose nodes compute with
+   Variables again (engine, grad_arguments, exec_info, graph_task). function.py is imported first; it
+   imports teachgrad.variable at its end, once its own classes exist.
+3. The API on the core: this namespace, functional, factories, sampling, once_differentiable, nn/, optim,
+   utils/, autograd/, autograd_functional, func, functorch, check, viz, exercises, short_errors. Nothing in
+   the layers below imports them. The namespace is reached from below it only at call time, inside a
+   function: interop looks up teachgrad's op of a torch function's name (torch.cat(x) -> tg.cat(x)), and
+   check.twin hands the namespace to the example it runs.
 """
 from torch import (bfloat16, bool, device, double, dtype, float16, float32, float64, int32, int64, long,
                    manual_seed, Size)
@@ -19,7 +35,7 @@ from torch import (backends, cfloat, channels_last, complex64, contiguous_format
                    set_default_device, set_default_dtype, set_num_threads, set_printoptions, short, strided, uint8,
                    use_deterministic_algorithms)
 
-from . import function   # first: it imports teachgrad.variable last (the one cycle, see its end)
+from . import function   # first: it imports teachgrad.variable at its end (the core's cycle, see above)
 from . import autograd, check, engine, interop, nn, ops, optim, utils
 from .engine import grad
 from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,

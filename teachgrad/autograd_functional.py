@@ -18,6 +18,7 @@ import torch
 
 from . import forward_ad, grad_mode
 from .engine import grad as autograd_grad
+from .functional import stack as _stack_variables
 from .variable import Variable
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
@@ -256,8 +257,7 @@ def jacobian(func: Callable[..., TensorOrTensors], inputs: TensorOrTensors, crea
 def _stack(pieces, shape, dtype, like):
     if not pieces:                                     # an output with no elements
         return Variable._make(torch.zeros(shape, dtype=like.dtype, device=like.device))
-    from .functional import stack
-    return stack(pieces, 0).view(shape)
+    return _stack_variables(pieces, 0).view(shape)
 
 
 def _jacobian_forward(func, inputs, strict, vectorize):

@@ -13,7 +13,7 @@ import warnings
 
 import torch
 
-from . import engine, grad_mode
+from . import engine, forward_ad, grad_mode
 from .function import Builtin
 from .variable import Variable
 
@@ -309,7 +309,6 @@ def _check_undefined_grads(func, inputs):
 def _check_forward(func, inputs, eps, atol, rtol):
     """check_forward_ad: forward mode's Jacobian, one column per input element (a one-hot tangent), against
     finite differences."""
-    from . import forward_ad
     differentiable = _differentiable_positions(inputs)
     with grad_mode.no_grad():
         outputs = _outputs(func, inputs)
@@ -467,7 +466,7 @@ def twin(example: Callable[[ModuleType], Any], atol: float = 1e-6, rtol: float =
             return {"t": t, "p": p}
         ours, theirs = tg.check.twin(example)
     """
-    import teachgrad
+    import teachgrad   # the namespace, at call time: an import up a layer, said in teachgrad/__init__.py
 
     ours = example(teachgrad)
     theirs = example(torch)

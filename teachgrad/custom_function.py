@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from . import function, grad_mode
+from . import function, grad_mode, views
 from .node_hooks import hook_value, typename, unwrap
 
 
@@ -62,17 +62,24 @@ def inputs_returned_as_views(ctx, raw, output):
     """torch hands back `input.view_as(input)` for an input a Function returns as it is: a new tensor
     that shares the input's storage (see mark_custom_views)."""
     def fresh(o):
-        if (isinstance(o, torch.Tensor) and function._position(o, raw) is not None
-                and function._position(o, ctx._non_differentiable) is None and function._position(o, ctx._dirty) is None):
+        if (isinstance(o, torch.Tensor) and position(o, raw) is not None
+                and position(o, ctx._non_differentiable) is None and position(o, ctx._dirty) is None):
             return o.view_as(o)
         return o
     return tuple(fresh(o) for o in output) if isinstance(output, tuple) else fresh(output)
 
 
+def position(tensor, tensors):
+    """Where `tensor` itself (not an equal one) is in `tensors`, or None."""
+    for i, t in enumerate(tensors):
+        if t is tensor:
+            return i
+    return None
+
+
 def mark_custom_views(ctx, args, raw, outputs, result):
     """Each recorded output of a user's Function that is a view of an input requiring grad becomes a view
     that refuses in-place writes, as torch's IN_CUSTOM_FUNCTION (or MULTI_OUTPUT_NODE with several outputs)."""
-    from .views import mark_custom_view
     results = result if isinstance(result, tuple) else (result,)
     recorded = [(tensor, variable) for tensor, variable in zip(outputs, results)
                 if isinstance(variable, function.Variable) and variable._grad_fn is ctx]
@@ -82,7 +89,7 @@ def mark_custom_views(ctx, args, raw, outputs, result):
             continue
         for data, arg in zip(raw, args):
             if isinstance(arg, function.Variable) and arg.requires_grad and (data is base or data._base is base):
-                mark_custom_view(variable, arg, multi_output=len(recorded) > 1)
+                views.mark_custom_view(variable, arg, multi_output=len(recorded) > 1)
                 break
 
 

@@ -15,6 +15,9 @@ every dirty input must be returned, and a leaf that requires grad cannot be writ
 """
 import torch
 
+from . import views
+from .variable import Variable
+
 NOT_RETURNED = ("Some elements marked as dirty during the forward method were not returned as output. "
                 "The inputs that are modified inplace must all be outputs of the Function.")
 LEAF_WRITTEN = "a leaf Variable that requires grad has been used in an in-place operation."
@@ -35,8 +38,6 @@ def inputs_as_outputs(ctx, args, raw, result):
 
     When nothing was recorded the input Variable comes back as it is.
     """
-    from .variable import Variable
-    from . import views
     results = list(result) if isinstance(result, tuple) else [result]
     for i, output in enumerate(results):
         if not isinstance(output, Variable):
@@ -46,12 +47,12 @@ def inputs_as_outputs(ctx, args, raw, result):
             continue
         variable = args[k]
         if ctx is not None and output._grad_fn is ctx:
-            _take_history(ctx, variable, k, output._output_nr, len(results), views)
+            _take_history(ctx, variable, k, output._output_nr, len(results))
         results[i] = variable
     return tuple(results) if isinstance(result, tuple) else results[0]
 
 
-def _take_history(ctx, variable, k, output_nr, n_outputs, views):
+def _take_history(ctx, variable, k, output_nr, n_outputs):
     """`variable` was written in place by the node `ctx`: ctx becomes its history (through a view, its base's)."""
     if variable.requires_grad and variable.grad_fn is None and variable._view is None:
         raise RuntimeError(LEAF_WRITTEN)

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import torch
 
 import teachgrad as tg
+from . import forward_ad
 
 __all__ = ["Verdict", "check_dg", "check_grads", "check_predictions", "check_count_and_sum", "check_my_grad",
            "check_scale", "check_second_backward", "check_frozen_loss", "check_w_grad", "check_xsinx",
@@ -988,7 +989,6 @@ def check_jacobian_by_columns(jacobian_by_columns: Callable, hint: int = 1) -> V
              "(shaped like x), read fwAD.unpack_dual(f(dual)).tangent; stack the columns on a new last "
              "dimension and reshape to f(x).shape + x.shape.")
     call = "check_jacobian_by_columns(jacobian_by_columns, hint=2)"
-    from . import forward_ad
     for name, f, x0 in _jacobian_cases():
         expected = torch.autograd.functional.jacobian(f, x0.clone())
         ours_reverse = tg.autograd.functional.jacobian(f, tg.Variable(x0.clone()))

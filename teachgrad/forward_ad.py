@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, TypeAlias
 
 import torch
 
-from . import function, grad_mode
+from . import function, grad_mode, ops, torch_leaves, views
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad.function imports this module)
     from .variable import Variable
@@ -106,7 +106,6 @@ def make_dual(tensor: TensorLike, tangent: TensorLike, *, level: Optional[int] =
     if isinstance(tensor, Variable):
         primal = tensor
     elif tensor.requires_grad:                      # an nn.Parameter: a leaf of teachgrad's graph, as in torch's
-        from . import torch_leaves
         primal = torch_leaves.as_variable(tensor)
     else:
         primal = Variable(tensor)
@@ -121,8 +120,7 @@ def make_dual(tensor: TensorLike, tangent: TensorLike, *, level: Optional[int] =
             "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
             f"not supported. Tensor is of size {list(primal.shape)} while the given forward gradient is of size "
             f"{list(tangent.shape)}.")
-    from .ops import View
-    dual = View.apply(primal, tuple(primal.shape))      # torch's make_dual is a view of the primal
+    dual = ops.View.apply(primal, tuple(primal.shape))      # torch's make_dual is a view of the primal
     if not _same_layout(tangent, primal.data):   # torch copies such a tangent into the primal's layout
         tangent = torch.empty_strided(primal.shape, primal.stride(), dtype=tangent.dtype,
                                       device=tangent.device).copy_(tangent)
@@ -147,8 +145,7 @@ def unpack_dual(tensor: TensorLike, *, level: Optional[int] = None) -> UnpackedD
     if level < 0 or not isinstance(tensor, Variable):
         return UnpackedDualTensor(tensor, None)
     tangent = tangent_of(tensor)
-    from .ops import FwPrimal
-    primal = view_without_tangent(FwPrimal, tensor)
+    primal = view_without_tangent(ops.FwPrimal, tensor)
     return UnpackedDualTensor(primal, None if tangent is None else _shown_tangent(tensor, tangent))
 
 
@@ -186,8 +183,7 @@ def tangent_of(variable):
     if view is not None:
         base_tangent = _own_tangent(view.base)
         if base_tangent is not None:
-            from .views import replay
-            return replay(view.chain, base_tangent)
+            return views.replay(view.chain, base_tangent)
     return None
 
 
@@ -278,15 +274,13 @@ def _differentiable_tangent(variable):
     if view is not None and view.base._fw_grad is not None:
         base = _differentiable_tangent(view.base)
         if base is not None:
-            from .views import replay
-            return replay(view.chain, base)
+            return views.replay(view.chain, base)
     return None
 
 
 def _propagate_recorded(cls, ctx, args, raw, result, tangents):
     """`propagate`, with the formula run on Variables under grad mode: each output's tangent is a Variable
     with a grad_fn (what `unpack_dual` shows), as torch records a tangent's computation."""
-    from . import torch_leaves
     tangents = [_as_variable(_jvp_input_tangent(arg, tangent)) for arg, tangent in zip(args, tangents)]
     ctx._in_jvp = True
     ctx._primals = tuple(torch_leaves.as_variable(a) if isinstance(a, torch.Tensor) and a.requires_grad else a
@@ -366,25 +360,21 @@ def _data(result):
     return result.data
 
 
-def total(*terms):
-    """The sum of the tangent terms that exist (None: an input that was a Python number)."""
-    terms = [t for t in terms if t is not None]
-    result = terms[0]
-    for term in terms[1:]:
-        result = result + term
-    return result
-
-
-def times(tangent, factor):
-    """tangent * factor, or None for a number's missing tangent."""
-    return None if tangent is None else tangent * factor
-
-
 def _remember_saved_output(ctx, output_nr, tangent):
     """An output saved for backward is rebuilt when unpacked: keep its tangent for forward-over-reverse."""
     for saved in ctx._saved:
         if saved is not None and saved.output_nr == output_nr:
             saved.fw_grad = (_generation, tangent)
+
+
+def save_for_forward(ctx, tensors):
+    """`ctx.save_for_forward(*tensors)`: tensors (or None) only, as torch checks; kept only while a level is open."""
+    for tensor in tensors:
+        if not (isinstance(tensor, torch.Tensor) or tensor is None):
+            raise AssertionError("save_for_forward expects all arguments to be tensors; you should save "
+                                 "non-tensors as attributes on ctx.")
+    if _current_level >= 0:
+        ctx._saved_for_forward = tensors
 
 
 def saved_tangent(saved):
@@ -430,7 +420,6 @@ def write_tangent(variable, tangent):
         else:
             set_tangent(variable, tangent)
         return
-    from .views import replay
     base = view.base
     base_tangent = _own_tangent(base)
     own = _own_tangent(variable)
@@ -440,7 +429,7 @@ def write_tangent(variable, tangent):
     if base_tangent is None:
         base_tangent = torch.zeros_like(base.data)
         set_tangent(base, base_tangent)
-    written = replay(view.chain, base_tangent)
+    written = views.replay(view.chain, base_tangent)
     written.copy_(tangent)
     if variable._fw_grad is not None:
         set_tangent(variable, written)
@@ -456,8 +445,7 @@ def _write_recorded(variable, tangent):
         else:
             _tangent_variable(variable).copy_(tangent)
         return
-    from .views import replay
-    written = replay(view.chain, _tangent_variable(view.base))
+    written = views.replay(view.chain, _tangent_variable(view.base))
     written.copy_(tangent)
     if variable._fw_grad is not None:
         set_tangent(variable, written.data, written)

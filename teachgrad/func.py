@@ -29,6 +29,7 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten, treespec
 
 from . import forward_ad, grad_mode, torch_leaves
 from .engine import grad as autograd_grad
+from .functional import stack as _stack_variables
 from .variable import Variable
 from .ops import Alias
 
@@ -505,8 +506,7 @@ def _stack(pieces, shape, like, dim=0):
     """The rows (dim=0) or columns (dim=-1) of a Jacobian block, as one tensor of `shape`."""
     if not pieces:
         return Variable._make(torch.zeros(shape, dtype=like.dtype, device=like.device))
-    from .functional import stack
-    return stack(pieces, dim).reshape(shape)
+    return _stack_variables(pieces, dim).reshape(shape)
 
 
 def _complex(name, values, is_input):

@@ -26,8 +26,10 @@ from typing import Any
 
 import torch
 
-from . import anomaly_mode, custom_function, dirty, forward_ad, grad_mode, saved_tensors, torch_leaves
+from . import anomaly_mode, grad_mode
 from .hooks import NodeHooks
+from .node_hooks import call_post_accumulate_grad_hooks
+from .saved_names import saved_attributes
 
 _sequence_nr = itertools.count()
 
@@ -46,14 +48,6 @@ class Node(NodeHooks):
     _input_nrs = ()    # which input of that node it arrives at (the output of the forward op it is the gradient of)
     _num_outputs = 1
     _sequence_nr = 0
-    _metadata = None
-
-    @property
-    def metadata(self):
-        """A dict kept with the node for the user's own notes (torch's Node.metadata); empty at first."""
-        if self._metadata is None:
-            self._metadata = {}
-        return self._metadata
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
@@ -62,11 +56,6 @@ class Node(NodeHooks):
     @next_functions.setter
     def next_functions(self, edges):
         raise AttributeError(f"attribute 'next_functions' of '{type(self).__name__}' objects is not writable")
-
-    def _set_next_functions(self, edges):
-        """Give a node made without a forward (see teachgrad.views) its `(node, input_nr)` edges."""
-        self._next_nodes = tuple(node for node, _ in edges)
-        self._input_nrs = tuple(input_nr for _, input_nr in edges)
 
     def name(self) -> str:
         return type(self).__name__
@@ -82,6 +71,7 @@ class Node(NodeHooks):
 
     def _release(self):
         """Drop what was saved for backward (a node that saves nothing has nothing to drop)."""
+
 
 class BackwardNode(Node):
     """The node a `Function.apply` records, and the `ctx` its forward and backward receive."""
@@ -108,26 +98,16 @@ class BackwardNode(Node):
 
     def save_for_forward(self, *tensors: torch.Tensor | None) -> None:
         """Keep these tensors for `jvp` (kept only while a dual level is open: see teachgrad.forward_ad)."""
-        for tensor in tensors:
-            if not (isinstance(tensor, torch.Tensor) or tensor is None):
-                raise AssertionError("save_for_forward expects all arguments to be tensors; you should save "
-                                     "non-tensors as attributes on ctx.")
-        if forward_ad._current_level >= 0:
-            self._saved_for_forward = tensors
+        forward_ad.save_for_forward(self, tensors)
 
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to `save_for_backward` (in `jvp`: to `save_for_forward`), checked to be unmodified."""
-        if self._in_jvp:                 # torch: only what save_for_forward kept, () if nothing
-            return self._saved_for_forward or ()
-        if self._freed:
-            raise RuntimeError(saved_tensors.FREED_MESSAGE)
+        if self._in_jvp or self._freed or self._hooked:   # the rare cases: see saved_tensors.unpack_unusual
+            return saved_tensors.unpack_unusual(self)
         # Variables for a user's backward (as torch hands it tensors), higher-order passes and tangents;
         # the built-in ops compute a first-order backward on the plain tensors
         as_variable = self._forward_cls.check_gradients or grad_mode.is_grad_enabled() or forward_ad._current_level >= 0
-        order = self._forward_cls.pack_order
-        if order is not None and self._hooked:   # unpack hooks run in the order torch unpacks: the order it packed in
-            return saved_tensors.unpack_in_order(self, self._saved, order, as_variable)
         return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
     def mark_dirty(self, *tensors: torch.Tensor) -> None:
@@ -201,7 +181,6 @@ class AccumulateGrad(Node):
                 self.variable._accumulate_grad(grad, owned)
         hooks = getattr(self.variable, "_post_accumulate_grad_hooks", None)
         if hooks:   # Variable.register_post_accumulate_grad_hook's
-            from .node_hooks import call_post_accumulate_grad_hooks
             call_post_accumulate_grad_hooks(self.variable, hooks)
         return ()
 
@@ -215,19 +194,21 @@ class Function:
     The class body of a `torch.autograd.Function` works unchanged here.
     """
 
-    node_name = None             # the name torch gives the node (built-ins: "MulBackward0")
-    saved_names = ()             # names for the saved tensors, shown as node._saved_<name>
-    numbers_are_inputs = False   # torch wraps a Python number operand of + - * / in a tensor
     check_gradients = True       # a user's backward: check it returns one tensor or None per input
-    qualified_name = None        # what node.name() says, when torch gives more than the class name
-    nondifferentiable_args = ()  # positions of built-ins' index/condition/target tensors: no edge
-    none_is_input = False        # a None argument gets an (empty) edge, as for torch's C++ functions
-    is_view = False              # the output shares the first input's storage (see teachgrad.views)
-    pack_order = None            # saved-tensor hooks see the saved tensors in this order (positions in
+    # What torch records for the op, which a built-in declares in its class line with the keyword in brackets:
+    #     class Mul(Builtin, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
+    node_name = None             # [node] the name torch gives the node (built-ins: "MulBackward0")
+    saved_names = ()             # [saves] names for the saved tensors, shown as node._saved_<name>
+    qualified_name = None        # [qualified_name] what node.name() says, when torch gives more than the class name
+    numbers_are_inputs = False   # [numbers_are_inputs] a Python number operand of + - * / is an input (an empty edge)
+    none_is_input = False        # [none_is_input] so is a None argument, as for torch's C++ functions
+    nondifferentiable_args = ()  # [nondifferentiable_args] positions of index/condition/target tensors: no edge
+    is_view = False              # [is_view] the output shares the first input's storage (see teachgrad.views)
+    pack_order = None            # [pack_order] saved-tensor hooks see the saved tensors in this order (positions in
                                  # save_for_backward's), as torch packs them; None: the order they were saved in
 
     def __init_subclass__(cls, **bookkeeping: Any) -> None:
-        """A built-in op declares torch's bookkeeping in its class line (see `Builtin` and BOOKKEEPING)."""
+        """A built-in op declares torch's bookkeeping in its class line (the keywords in brackets above)."""
         for keyword, value in bookkeeping.items():
             if keyword not in BOOKKEEPING:
                 raise TypeError(f"{cls.__name__}: {keyword!r} is not one of {', '.join(BOOKKEEPING)}")
@@ -235,7 +216,7 @@ class Function:
         super().__init_subclass__()
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
         attributes = {"_forward_cls": cls, "__module__": cls.__module__,
-                      **saved_tensors.saved_attributes(cls.saved_names)}
+                      **saved_attributes(cls.saved_names)}
         cls._backward_cls = type(name, (BackwardNode,), attributes)
         cls._has_setup_context = cls.setup_context is not Function.setup_context
 
@@ -295,18 +276,10 @@ class Function:
         return result
 
 
-# What torch records for an op, declared in a built-in's class line: keyword -> the class attribute it sets.
-#     class Mul(Builtin, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
-BOOKKEEPING = {
-    "node": "node_name",                  # the node's name: "MulBackward0"
-    "saves": "saved_names",               # what forward saves, shown as node._saved_<name>
-    "qualified_name": "qualified_name",   # what node.name() says, when torch gives more than the class name
-    "numbers_are_inputs": "numbers_are_inputs",          # a number operand is an input (with an empty edge)
-    "none_is_input": "none_is_input",                    # so is a None argument
-    "nondifferentiable_args": "nondifferentiable_args",  # index, condition, target tensors: no edge
-    "is_view": "is_view",                 # the output is a view of the first input (see teachgrad.views)
-    "pack_order": "pack_order",           # the order torch packs the saved tensors in (saved-tensor hooks)
-}
+# The keywords of a built-in's class line -> the class attribute each sets (see Function's body).
+BOOKKEEPING = {"node": "node_name", "saves": "saved_names", "qualified_name": "qualified_name",
+               "numbers_are_inputs": "numbers_are_inputs", "none_is_input": "none_is_input",
+               "nondifferentiable_args": "nondifferentiable_args", "is_view": "is_view", "pack_order": "pack_order"}
 
 
 def _read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple[tuple, list]:
@@ -397,14 +370,6 @@ def _meta(tensor: torch.Tensor) -> tuple:
     return tuple(tensor.shape), tensor.dtype, tensor.device
 
 
-def _position(tensor, tensors):
-    """Where `tensor` itself (not an equal one) is in `tensors`, or None."""
-    for i, t in enumerate(tensors):
-        if t is tensor:
-            return i
-    return None
-
-
 class Builtin(Function):
     """An op of teachgrad's own: `forward` runs torch's kernel on plain tensors, `backward` is the formula
     from torch's derivatives.yaml, and what torch records for the op is declared in its class line:
@@ -417,11 +382,12 @@ class Builtin(Function):
     check_gradients = False
 
 
-# The one import cycle, written openly: a Variable's methods run these Functions, and `apply` makes Variables.
-# (teachgrad/__init__.py imports this module first: every name above is defined when teachgrad.variable runs.)
+# The core's import cycle, written openly (see teachgrad/__init__.py): a Variable's methods run these Functions,
+# and `apply` makes Variables. teachgrad/__init__.py imports this module first, and above this line it imports only
+# what defining its classes needs; teachgrad.variable, run here, finds every name above defined.
 from .variable import Variable  # noqa: E402
-# What `apply` does beyond the usual case, written apart (each module's docstring names its tests); they make
-# Variables, so they come after both.
+# What `apply` does beyond the usual case, written apart (each module's docstring names its tests).
+from . import custom_function, dirty, forward_ad, saved_tensors, torch_leaves  # noqa: E402
 from .mixed_inputs import read_mixed_inputs  # noqa: E402  (numbers, torch tensors, None among the arguments)
 from .wrap_outputs import wrap_output, wrap_outputs  # noqa: E402  (several outputs, integer or non-differentiable ones)
 from .views import mark_views  # noqa: E402  (the outputs of a view op)

@@ -11,6 +11,7 @@ from .variable import Variable
 from .functional_ops import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10,  # noqa: F401
                              log1p, log2, logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter,
                              scatter_add, sort, std, tile, topk, tril, triu, var)
+from .functional_ops import log_softmax, softmax  # noqa: F401
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     Number: TypeAlias = int | float | bool                 # a Python number, as torch.types.Number
@@ -223,26 +224,6 @@ def all(input: TensorLike, *args: Any, **kwargs: Any) -> Variable:
 def any(input: TensorLike, *args: Any, **kwargs: Any) -> Variable:
     """Whether any element is true (or, along `dim`, each row's answer): torch.any on the data, no gradient."""
     return Variable._make(torch.any(input.data if isinstance(input, Variable) else input, *args, **kwargs))
-
-
-def softmax(input: TensorLike, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
-    """torch.softmax: as tg.nn.functional.softmax, with `dim` required."""
-    from .nn import functional
-    _require_dim("softmax", dim)
-    return functional.softmax(input, dim, dtype=dtype)
-
-
-def log_softmax(input: TensorLike, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
-    """torch.log_softmax: as tg.nn.functional.log_softmax, with `dim` required."""
-    from .nn import functional
-    _require_dim("log_softmax", dim)
-    return functional.log_softmax(input, dim, dtype=dtype)
-
-
-def _require_dim(name, dim):
-    """torch.softmax and Tensor.softmax have no default dim (torch.nn.functional's has one): torch's message."""
-    if dim is None:
-        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
 
 
 def allclose(a: TensorLike, b: TensorLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:

@@ -33,6 +33,30 @@ def keepdim_alias(keepdim: bool, keepdims: bool | None, name: str) -> bool:
     return keepdims
 
 
+# --- softmax, log_softmax ------------------------------------------------------------------------
+
+def softmax(input: TensorLike, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
+    """torch.softmax and Tensor.softmax: as tg.nn.functional.softmax, with `dim` required."""
+    _require_dim("softmax", dim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return ops.Softmax.apply(input, dim)
+
+
+def log_softmax(input: TensorLike, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
+    """torch.log_softmax and Tensor.log_softmax: as tg.nn.functional.log_softmax, with `dim` required."""
+    _require_dim("log_softmax", dim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return ops.LogSoftmax.apply(input, dim)
+
+
+def _require_dim(name, dim):
+    """torch.softmax and Tensor.softmax have no default dim (torch.nn.functional's has one): torch's message."""
+    if dim is None:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+
+
 # --- var, std, logsumexp ------------------------------------------------------------------------
 
 def _var_arguments(name, dim, unbiased, keepdim, correction, keepdims):

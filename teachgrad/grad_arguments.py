@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from . import forward_ad, function, torch_leaves
+from . import forward_ad, function, torch_leaves, variable
 from .node_hooks import as_variable, typename
 from .validate_outputs import fit_device, fit_dtype
 
@@ -113,7 +113,7 @@ def grad_results(captured: list, inputs_tuple: tuple, allow_unused: bool, materi
             )
         if g is None and materialize_grads:
             g = function.Variable(torch.zeros_like(inputs_tuple[k].data), requires_grad=create_graph)
-        if isinstance(inputs_tuple[k], torch_leaves.TorchLeaf):   # a torch tensor's gradient: a torch tensor
+        if isinstance(inputs_tuple[k], variable.TorchLeaf):   # a torch tensor's gradient: a torch tensor
             if create_graph:
                 raise RuntimeError(torch_leaves.CREATE_GRAPH)
             result.append(None if g is None else _plain_tensor(g))

@@ -28,7 +28,8 @@ def handle(func, args, kwargs):
 
 
 def add_tensor_methods(cls):
-    """Give `cls` (Variable) each public torch Tensor method it does not define, run through `handle`.
+    """Give `cls` (Variable) each public torch Tensor method it does not define, and `%` and `//`, run through
+    `handle`.
 
     (Methods, not a `__getattr__`: a class with `__getattr__` makes every attribute read slower.)
     Methods that touch autograd itself (hooks, grads, backward) are left out: on the data they would
@@ -40,6 +41,9 @@ def add_tensor_methods(cls):
                 or any(word in name for word in ("grad", "hook", "backward"))):
             continue
         setattr(cls, name, tensor_method(method))
+    # `i % n`, `i // n` on index tensors: torch's, as above (refused, by name, where a gradient would be lost)
+    for name in ("__mod__", "__rmod__", "__floordiv__", "__rfloordiv__"):
+        setattr(cls, name, tensor_method(getattr(torch.Tensor, name)))
 
 
 def module_function(name):
@@ -84,7 +88,7 @@ def tensor_method(method):
 def _unrecorded(func, args, kwargs):
     """A call teachgrad cannot record: fine when its result cannot carry a gradient (indices, masks, sizes,
     a new tensor made from scratch), refused when it is a floating-point tensor computed from the inputs."""
-    from .variable import Variable
+    Variable = function.Variable
     name = func.__name__
     if name.endswith("_") and not name.endswith("__") and _is_tensor_method(func):   # in place: refused before it writes
         raise _refused(func, (args, kwargs), Variable)
@@ -134,14 +138,13 @@ def _has_float_tensor(value):
 def _teachgrad_version(func, Variable):
     """teachgrad's op of the same name: a Variable method for a Tensor method, else a tg / tg.nn.functional function.
     Returns (op, whether its first argument is the tensor the method was called on)."""
-    from . import nn
-    import teachgrad
+    import teachgrad   # the namespace, at call time: an import up a layer, said in teachgrad/__init__.py
     name = getattr(func, "__name__", "")
     if _is_tensor_method(func):
         method = getattr(Variable, name, None)
         return (None if getattr(method, "runs_torchs", False) else method), True   # not one add_tensor_methods gave
     if _is_functional(func):
-        return getattr(nn.functional, name, None), False
+        return getattr(teachgrad.nn.functional, name, None), False
     op = getattr(teachgrad, name, None)
     return (None if getattr(op, "runs_torchs", False) else op), False   # not module_function's stand-in
 

@@ -3,26 +3,18 @@ an output of the node kept as data only (so the node does not keep its own outpu
 `saved_tensors_hooks`, only what the pack hook returned, handed to the unpack hook when read, in the order
 torch packs them; freed after backward, with torch's message when read again.
 
-`node._saved_<name>` and `node._raw_saved_<name>` show them under torch's names.
+`node._saved_<name>` and `node._raw_saved_<name>` show them under torch's names (teachgrad/saved_names.py).
 
 Guarded by tests/test_saved_tensors_hooks.py, tests/test_engine.py (retain_graph, freed tensors),
 tests/test_views.py and tests/test_function.py (modified saved tensors and their messages).
 """
-import functools
 import re
 import weakref
 
 import torch
 
 from . import anomaly_mode, forward_ad, function, graph, grad_mode
-
-
-FREED_MESSAGE = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after "
-    "they have already been freed). Saved intermediate values of the graph are freed when you call "
-    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-    "graph a second time or if you need to access saved tensors after calling backward."
-)
+from .saved_names import FREED_MESSAGE
 
 
 class SavedTensor:
@@ -168,12 +160,21 @@ def _saved(tensor, k, args, raw, outputs):
     return SavedTensor(tensor)
 
 
-def unpack_in_order(ctx, saved, order, as_variable):
-    """The saved tensors in save_for_backward's order, unpacked in `order` (torch's, for saved-tensor hooks)."""
-    unpacked = [None] * len(saved)
+def unpack_unusual(ctx):
+    """`ctx.saved_tensors` in its rare cases: in a `jvp` (torch: only what save_for_forward kept, () if nothing),
+    after backward freed them (torch's error), or with saved-tensor hooks (unpacked in the order torch packed them)."""
+    if ctx._in_jvp:
+        return ctx._saved_for_forward or ()
+    if ctx._freed:
+        raise RuntimeError(FREED_MESSAGE)
+    as_variable = ctx._forward_cls.check_gradients or grad_mode.is_grad_enabled() or forward_ad._current_level >= 0
+    order = ctx._forward_cls.pack_order
+    if order is None:
+        return tuple([None if s is None else s.unpack(ctx, as_variable) for s in ctx._saved])
+    unpacked = [None] * len(ctx._saved)
     for k in order:
-        if saved[k] is not None:
-            unpacked[k] = saved[k].unpack(ctx, as_variable)
+        if ctx._saved[k] is not None:
+            unpacked[k] = ctx._saved[k].unpack(ctx, as_variable)
     return tuple(unpacked)
 
 
@@ -189,67 +190,3 @@ def _with_history(data, edge):
     else:
         variable.grad_fn, variable._output_nr = node, output_nr
     return variable
-
-
-def saved_attributes(names):
-    """torch shows a node's saved tensors as attributes named `_saved_<name>` (and `_raw_saved_<name>`),
-    which `dir(node)` lists once the node has saved something; a name ending in "[]" is a tuple of all the
-    saved tensors from there on (`_saved_indices` of an index).
-
-    Properties on each node class rather than a `__getattr__`: a class with `__getattr__` makes every
-    attribute read on its instances about twice as slow, and the engine reads node attributes all the time.
-    """
-    attributes = {}
-    for index, name in enumerate(names):
-        if name.endswith("[]"):
-            attributes["_saved_" + name[:-2]] = property(functools.partial(_saved_from, start=index))
-        else:
-            attributes["_saved_" + name] = property(functools.partial(saved_tensor, index=index))
-            attributes["_raw_saved_" + name] = property(functools.partial(_raw_saved, index=index))
-    attributes["__dir__"] = _dir_with_saved
-    return attributes
-
-
-def saved_tensor(node, index):
-    """One saved tensor, as `node._saved_<name>` shows it: None stays None even once freed."""
-    number = node.__dict__.get("numbers", (None,) * (index + 1))[index]
-    if number is not None and (node._saved or node._freed):
-        if node._freed:
-            raise RuntimeError(FREED_MESSAGE)
-        return function.Variable._make(torch.tensor(number, dtype=torch.float64 if isinstance(number, float) else None))
-    if node._freed and node._saved[index] is None:
-        return None
-    return node.saved_tensors[index]
-
-
-def _dir_with_saved(node):
-    """A node's `__dir__`: the `_saved_<name>` attributes are listed once the node has saved something to show."""
-    saved = set(saved_attributes(node._forward_cls.saved_names)) - {"__dir__"}
-    return sorted((set(object.__dir__(node)) - saved) | (saved if node._saved else set()))
-
-
-def _saved_from(node, start):
-    return tuple(saved_tensor(node, i) for i in range(start, max(len(node._saved), start)))
-
-
-def _raw_saved(node, index):
-    if not node._saved:   # nothing was saved (nothing required grad): as torch, no such attribute
-        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_raw_saved_{node._forward_cls.saved_names[index]}'")
-    return RawSavedTensor(node, index)
-
-
-class RawSavedTensor:
-    """What `node._raw_saved_<name>` gives: the saved tensor itself, whose hooks can be set once."""
-
-    def __init__(self, node, index):
-        self._node, self._index = node, index
-
-    def register_hooks(self, pack_hook, unpack_hook):
-        saved = self._node._saved[self._index]
-        if self._node._freed:
-            raise RuntimeError(FREED_MESSAGE)
-        saved.set_hooks(pack_hook, unpack_hook, saved.unpack(self._node, True))
-        self._node._hooked = True
-
-    def unpack(self):
-        return self._node._saved_tensor(self._index)

@@ -88,6 +88,10 @@ class TensorMethods:
     def is_floating_point(self) -> bool:
         return self.data.is_floating_point()
 
+    def is_inference(self) -> bool:
+        """True for a Variable computed in `inference_mode`: it can never enter a graph."""
+        return self.data.is_inference()
+
     def __len__(self) -> int:
         return len(self.data)
 
@@ -133,7 +137,7 @@ class TensorMethods:
     def __copy__(self) -> Variable:
         """copy.copy: a new leaf over the same storage, with requires_grad; no .grad, no hooks, no history."""
         _warn_unserialized_hooks(self)
-        return variable._rebuild_variable(copy.copy(self.data), self.requires_grad, self.name)
+        return _rebuild_variable(copy.copy(self.data), self.requires_grad, self.name)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Variable:
         """copy.deepcopy: only of a leaf; new storage (views copied together keep sharing theirs), .grad copied."""
@@ -141,7 +145,7 @@ class TensorMethods:
             raise RuntimeError(_DEEPCOPY_NON_LEAF)
         if id(self) in memo:
             return memo[id(self)]
-        new = variable._rebuild_variable(copy.deepcopy(self.data, memo), self._requires_grad, copy.deepcopy(self.name, memo))
+        new = _rebuild_variable(copy.deepcopy(self.data, memo), self._requires_grad, copy.deepcopy(self.name, memo))
         if self._grad is not None:
             new._grad = variable.Variable._make(copy.deepcopy(self._grad.data, memo))
         memo[id(self)] = new
@@ -150,7 +154,7 @@ class TensorMethods:
     def __reduce_ex__(self, protocol: int) -> tuple[Callable[..., Variable], tuple[torch.Tensor, bool, str | None]]:
         """pickle and torch.save: the data and requires_grad (a leaf when loaded); not .grad, hooks or history."""
         _warn_unserialized_hooks(self)
-        return variable._rebuild_variable, (self.data, self.requires_grad, self.name)
+        return _rebuild_variable, (self.data, self.requires_grad, self.name)
 
     @classmethod
     def __torch_function__(cls, func: Callable[..., Any], types: Iterable[type], args: Sequence[Any] = (),
@@ -365,12 +369,10 @@ class TensorMethods:
         return ops.Where.apply(condition, self, other)
 
     def softmax(self, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
-        from . import functional
-        return functional.softmax(self, dim, dtype=dtype)
+        return functional_ops.softmax(self, dim, dtype=dtype)
 
     def log_softmax(self, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
-        from . import functional
-        return functional.log_softmax(self, dim, dtype=dtype)
+        return functional_ops.log_softmax(self, dim, dtype=dtype)
 
     # --- reductions ---
 
@@ -691,12 +693,12 @@ class TensorMethods:
 
     def clamp_(self, min: Number | TensorLike | None = None, max: Number | TensorLike | None = None) -> Variable:
         bounds = (min, max)
-        return self._in_place(lambda v: v.clamp(*bounds), lambda d, o: d.clamp_(*(variable._plain(b) for b in bounds)))
+        return self._in_place(lambda v: v.clamp(*bounds), lambda d, o: d.clamp_(*(_plain(b) for b in bounds)))
 
     clip_ = clamp_
 
     def masked_fill_(self, mask: TensorLike, value: Number | TensorLike) -> Variable:
-        return self._in_place(lambda v: v.masked_fill(mask, value), lambda d, o: d.masked_fill_(variable._plain(mask), o), value)
+        return self._in_place(lambda v: v.masked_fill(mask, value), lambda d, o: d.masked_fill_(_plain(mask), o), value)
 
     def __iadd__(self, other: Operand) -> Variable:
         return self.add_(other)
@@ -750,6 +752,24 @@ class TensorMethods:
     movedim = functional_ops.movedim
 
     # --- end of issue 22's methods ---
+
+
+def _rebuild_variable(data, requires_grad, name=None):
+    """What a copy, a pickle or torch.load makes again: a leaf Variable of `data`.
+
+    Listed with torch.serialization.add_safe_globals, so torch.load(weights_only=True) may call it; also under
+    the name files saved before it moved here give it (teachgrad.variable imports it, so they load)."""
+    new = variable.Variable._make(data)
+    new._requires_grad = requires_grad
+    new.name = name
+    return new
+
+
+torch.serialization.add_safe_globals([_rebuild_variable, (_rebuild_variable, "teachgrad.variable._rebuild_variable")])
+
+
+def _plain(x):
+    return x.data if isinstance(x, variable.Variable) else x
 
 
 _DEEPCOPY_NON_LEAF = (

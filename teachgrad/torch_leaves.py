@@ -9,9 +9,10 @@ A learner brings torch with them: `torch.nn.Linear(3, 2)(x)` hands teachgrad's o
     lin.weight.grad               # a plain torch tensor, as torch.optim expects it
 
 Inside an op the tensor stands as a `TorchLeaf` (a Variable of its detached data, so torch's own
-autograd records nothing inside teachgrad's ops); its edge leads to the one `AccumulateGrad` node
-of that tensor, which adds the gradient into the tensor's own `.grad` as torch's does: the first
-gradient stored (copied unless nobody else holds it), later ones added in place.
+autograd records nothing inside teachgrad's ops; the class is at the end of teachgrad/variable.py); its
+edge leads to the one `AccumulateGrad` node of that tensor, which adds the gradient into the tensor's
+own `.grad` as torch's does: the first gradient stored (copied unless nobody else holds it), later
+ones added in place.
 
 What teachgrad cannot do as torch does, it refuses, saying why: a torch tensor computed by torch's
 autograd (it has a grad_fn), a `.grad` that records a graph (create_graph=True), and hooks registered
@@ -22,7 +23,7 @@ import weakref
 
 import torch
 
-from . import function, grad_layout, grad_mode
+from . import function, grad_layout, grad_mode, variable
 
 NOT_A_LEAF = (
     "a torch tensor that torch's autograd computed (grad_fn=<{}>) was passed to a teachgrad op: teachgrad takes "
@@ -41,8 +42,6 @@ TORCH_HOOKS = (
     "(handle.remove()), or keep the leaf as a teachgrad Variable and register the hook there"
 )
 
-TorchLeaf = None   # the Variable class that stands for such a tensor: set by teachgrad.variable
-
 _accumulators = {}   # id(tensor) -> weakref to its AccumulateGrad node, alive while a graph holds it
 
 
@@ -50,10 +49,10 @@ def leaf(tensor):
     """The Variable that stands for `tensor` (a torch tensor that requires grad) inside a teachgrad op."""
     if tensor.grad_fn is not None:
         raise RuntimeError(NOT_A_LEAF.format(tensor.grad_fn.name()))
-    variable = TorchLeaf._make(tensor.detach())   # shares storage and version counter: no copy
-    variable._requires_grad = True
-    variable.tensor = tensor
-    return variable
+    stand_in = variable.TorchLeaf._make(tensor.detach())   # shares storage and version counter: no copy
+    stand_in._requires_grad = True
+    stand_in.tensor = tensor
+    return stand_in
 
 
 def as_variable(tensor):

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from typing import Any
 import warnings
 import weakref
 
@@ -18,10 +18,10 @@ import torch
 
 from . import engine, grad_layout, grad_mode, interop, node_hooks, ops, torch_leaves, views
 from .function import AccumulateGrad, Node
-from .hooks import RemovableHandle
-from .tensor_methods import TensorMethods
-from .variable_checks import (NON_LEAF_GRAD, NOT_LEAF, check_assigned_grad, check_can_require_grad,
-                              check_requires_grad_call)
+from .tensor_methods import TensorMethods, _rebuild_variable  # noqa: F401  (files saved before it moved name it here)
+from .variable_checks import (NON_LEAF_GRAD, NOT_LEAF, check_assigned_grad, check_can_require_grad, check_new_data,
+                              check_requires_grad_call, refuse_deleting_data)
+
 
 class Variable(TensorMethods):
     """A torch tensor that records the operations applied to it, so gradients can flow back.
@@ -78,18 +78,9 @@ class Variable(TensorMethods):
     # --- what autograd knows about a Variable ---
 
     def _set_data(self, value):
-        if isinstance(value, Variable):
-            value = value._data
-        if not isinstance(value, torch.Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self.requires_grad and not (value.is_floating_point() or value.is_complex()):
-            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
-        self._data = value
+        self._data = check_new_data(self, value._data if isinstance(value, Variable) else value)
 
-    def _del_data(self):
-        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
-
-    data = property(operator.attrgetter("_data"), _set_data, _del_data,
+    data = property(operator.attrgetter("_data"), _set_data, refuse_deleting_data,
                     doc="The torch tensor underneath (the same object every time); setting it swaps the values.")
 
     @property
@@ -167,18 +158,8 @@ class Variable(TensorMethods):
         """True for Variables made by the user rather than by an op that records a graph."""
         return self.grad_fn is None
 
-    @property
-    def output_nr(self) -> int:
-        """Which output of `grad_fn` this Variable is."""
-        return self._output_nr
-
-    @property
-    def retains_grad(self):
-        return self._retains_grad
-
-    def is_inference(self):
-        """True for a Variable computed in `inference_mode`: it can never enter a graph."""
-        return self.data.is_inference()
+    output_nr = property(operator.attrgetter("_output_nr"), doc="Which output of `grad_fn` this Variable is.")
+    retains_grad = property(operator.attrgetter("_retains_grad"), doc="Whether `retain_grad()` was called on it.")
 
     def requires_grad_(self, requires_grad: bool = True) -> Variable:
         """Set `requires_grad` in place and return self (on a non-leaf, only True, which it already is)."""
@@ -235,39 +216,14 @@ class Variable(TensorMethods):
         self._requires_grad = False
         return self
 
-    # --- hooks (see teachgrad/node_hooks.py) ---
-
-    def retain_grad(self) -> None:
-        """Keep `.grad` for this non-leaf Variable too (leaves always keep theirs)."""
-        node_hooks.retain_grad(self)
-
-    def register_hook(self, hook: Callable[[Variable], Variable | None]) -> RemovableHandle:
-        """Call `hook(grad)` when this Variable's gradient is computed; a returned value replaces it."""
-        return node_hooks.register_hook(self, hook)
-
-    def register_post_accumulate_grad_hook(self, hook: Callable[[Variable], None]) -> RemovableHandle:
-        """Call `hook(self)` each time a gradient has been added into this leaf's `.grad` (it returns None)."""
-        return node_hooks.register_post_accumulate_grad_hook(self, hook)
+    # --- hooks: retain_grad() keeps .grad for a non-leaf too; register_hook(hook) calls hook(grad) when the
+    # gradient is computed (what it returns replaces it); see teachgrad/node_hooks.py ---
+    retain_grad = node_hooks.retain_grad
+    register_hook = node_hooks.register_hook
+    register_post_accumulate_grad_hook = node_hooks.register_post_accumulate_grad_hook
 
 
-interop.add_tensor_methods(Variable)   # logcumsumexp, cummax, ...: torch's, run on the data where nothing is recorded
-# `i % n`, `i // n` on index tensors: torch's, as above (refused, by name, where a gradient would be lost)
-for _name in ("__mod__", "__rmod__", "__floordiv__", "__rfloordiv__"):
-    setattr(Variable, _name, interop.tensor_method(getattr(torch.Tensor, _name)))
-
-
-def _plain(x):
-    return x.data if isinstance(x, Variable) else x
-
-
-def _rebuild_variable(data, requires_grad, name=None):
-    """What a copy, a pickle or torch.load makes again: a leaf Variable of `data`.
-
-    Listed with torch.serialization.add_safe_globals, so torch.load(weights_only=True) may call it."""
-    variable = Variable._make(data)
-    variable._requires_grad = requires_grad
-    variable.name = name
-    return variable
+interop.add_tensor_methods(Variable)   # logcumsumexp, cummax, %, //: torch's, run on the data where nothing is recorded
 
 
 class TorchLeaf(Variable):
@@ -285,7 +241,3 @@ class TorchLeaf(Variable):
     @property
     def grad(self):
         return self.tensor.grad
-
-
-torch_leaves.TorchLeaf = TorchLeaf
-torch.serialization.add_safe_globals([_rebuild_variable])

@@ -4,11 +4,12 @@
   tensors), on one made in inference mode (outside it), or False on a non-leaf; `requires_grad_(1)`;
 - `.grad` assigned something that is not a tensor, the Variable itself, or a tensor of another dtype,
   device or size;
-- `.grad` read on a non-leaf that does not retain it (a warning, as torch's).
+- `.grad` read on a non-leaf that does not retain it (a warning, as torch's);
+- `.data` set to something that is not a tensor, or to an integer tensor while requiring grad; `del x.data`.
 
 Guarded by tests/test_engine.py, tests/test_engine_fidelity.py and tests/test_fidelity_corpus.py (messages),
 tests/test_inference_mode.py (inference tensors), tests/test_autograd_api.py and tests/test_torch_boundary.py
-(`.grad` assignment).
+(`.grad` assignment), tests/test_namespaces.py and tests/test_fidelity_corpus.py (`.data`).
 """
 from __future__ import annotations
 
@@ -97,3 +98,16 @@ def check_assigned_grad(variable: object, value: object, grad: object) -> None:
     if grad.shape != data.shape:
         raise RuntimeError(f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
                            f"'{list(data.shape)}'. Please ensure that the gradient and the tensor are the same size")
+
+
+def check_new_data(variable, value):
+    """`variable.data = value` (a Variable given as its data): a tensor, floating point if it requires grad."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+    if variable.requires_grad and not (value.is_floating_point() or value.is_complex()):
+        raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+    return value
+
+
+def refuse_deleting_data(variable):
+    raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")

@@ -15,7 +15,7 @@ lazily, when the view's `grad_fn` is next read and its version has moved on.
 """
 import re
 
-from . import forward_ad, function, grad_mode
+from . import engine, forward_ad, function, grad_mode
 from .function import Builtin, _meta, _sequence_nr
 
 DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, IN_CUSTOM_FUNCTION = (
@@ -99,8 +99,7 @@ def mark_custom_view(output, source, multi_output):
 
 def replay(chain, x):
     """Apply the view ops of `chain` to `x`: plain tensors run the kernels, Variables record nodes."""
-    from .variable import Variable
-    if not isinstance(x, Variable):
+    if not isinstance(x, function.Variable):
         return _forward_steps(chain, x)[0]
     for cls, args in chain:
         x = cls.apply(x, *args)
@@ -136,7 +135,8 @@ def _node(cls, next_functions, needs_input_grad, input_meta):
     `input_meta` holds (shape, dtype, device) per input, which the engine fits gradients to.
     """
     node = cls._backward_cls()
-    node._set_next_functions(next_functions)
+    node._next_nodes = tuple(next_node for next_node, _ in next_functions)
+    node._input_nrs = tuple(input_nr for _, input_nr in next_functions)
     node._input_slots = tuple(range(len(node._next_nodes)))
     node.needs_input_grad = tuple(needs_input_grad)
     node._input_meta = tuple(input_meta)
@@ -153,10 +153,9 @@ class CopySlices(Builtin, node="CopySlices", qualified_name="torch::autograd::Co
 
     @staticmethod
     def backward(ctx, grad):
-        from .engine import _call_node
         result = grad.clone()
         grad_slice = replay(ctx.chain, result)        # where the write landed, in the base's gradient
-        grads = _call_node(ctx.fn, [grad_slice.clone()])
+        grads = engine._call_node(ctx.fn, [grad_slice.clone()])   # the write's node, run as the engine runs one
         if grads[0] is None:
             grad_slice.zero_()                          # the old values there were overwritten
         else:

@@ -34,6 +34,7 @@ import torch
 
 from . import forward_ad
 from .engine import Step, record_backward
+from .utils.checkpoint import _Placeholder
 from .variable import Variable
 
 __all__ = ["draw", "backward_steps", "Drawing", "Steps", "Step", "GraphvizNotFound"]
@@ -310,7 +311,6 @@ def _add_saved(g, fn, node_id, name_of):
 def _recomputed(fn, attr):
     """Whether a teachgrad node keeps a checkpoint's placeholder for this saved tensor (reading it
     would run the checkpointed segment again)."""
-    from .utils.checkpoint import _Placeholder
     names = getattr(getattr(fn, "_forward_cls", None), "saved_names", ())
     saved = getattr(fn, "_saved", ())
     name = attr[len("_saved_"):]

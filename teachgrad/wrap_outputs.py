@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from .function import _position
+from .custom_function import position
 from .variable import Variable
 from .variable_checks import COMPLEX_MESSAGE
 
@@ -40,6 +40,6 @@ def wrap_output(ctx: Any, tensor: Any, output_nr: int) -> Any:
         if dtype.is_complex:
             raise RuntimeError(COMPLEX_MESSAGE)
         return Variable._make(tensor)
-    if ctx._non_differentiable and _position(tensor, ctx._non_differentiable) is not None:
+    if ctx._non_differentiable and position(tensor, ctx._non_differentiable) is not None:
         return Variable._make(tensor)
     return Variable._make(tensor, ctx, output_nr)

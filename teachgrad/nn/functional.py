@@ -198,57 +198,12 @@ def _softmax_dim(ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-class Softmax(Builtin, node="SoftmaxBackward0", saves=("result",)):
-    """exp(x) / sum(exp(x)) along dim.  Backward: s * (g - sum(g * s))."""
-
-    @staticmethod
-    def forward(ctx, input, dim):
-        result = input.softmax(dim)
-        ctx.dim = dim
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        s, = ctx.saved_tensors
-        if isinstance(grad, torch.Tensor) and isinstance(s, torch.Tensor):   # plain: torch's kernel, its bits
-            return torch.ops.aten._softmax_backward_data(grad, s, ctx.dim, s.dtype), None
-        return s * (grad - (grad * s).sum(ctx.dim, keepdim=True)), None
-
-    @staticmethod
-    def jvp(ctx, tx, _dim):
-        s = ctx._result
-        return s * (tx - (tx * s).sum(ctx.dim, keepdim=True))
-
-
-class LogSoftmax(Builtin, node="LogSoftmaxBackward0", saves=("result",)):
-    """x - log(sum(exp(x))) along dim.  Backward: g - exp(result) * sum(g)."""
-
-    @staticmethod
-    def forward(ctx, input, dim):
-        result = input.log_softmax(dim)
-        ctx.dim = dim
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        result, = ctx.saved_tensors
-        if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):   # plain: torch's kernel, its bits
-            return torch.ops.aten._log_softmax_backward_data(grad, result, ctx.dim, result.dtype), None
-        return grad - result.exp() * grad.sum(ctx.dim, keepdim=True), None
-
-    @staticmethod
-    def jvp(ctx, tx, _dim):
-        return tx - ctx._result.exp().mul(tx).sum(ctx.dim, keepdim=True)
-
-
 def softmax(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
             dtype: torch.dtype | None = None) -> Variable:
     """Softmax along `dim`: non-negative values that sum to 1."""
     if dtype is not None:
         input = input.to(dtype)
-    return Softmax.apply(input, _softmax_dim(input.dim()) if dim is None else dim)
+    return ops.Softmax.apply(input, _softmax_dim(input.dim()) if dim is None else dim)
 
 
 def log_softmax(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
@@ -256,7 +211,7 @@ def log_softmax(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
     """log(softmax(input)), computed stably."""
     if dtype is not None:
         input = input.to(dtype)
-    return LogSoftmax.apply(input, _softmax_dim(input.dim()) if dim is None else dim)
+    return ops.LogSoftmax.apply(input, _softmax_dim(input.dim()) if dim is None else dim)
 
 
 # saves: self: torch keeps it, its formula does not need it

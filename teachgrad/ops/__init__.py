@@ -2,7 +2,8 @@
 operators and methods that torch tensors and Variables share, so the same formula computes
 plain gradients (handed tensors) and records a graph for higher-order ones (handed Variables).
 """
-from .arithmetic import Add, Div, DivByNumber, Mul, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub, Sub
+from .arithmetic import Add, Div, DivByNumber, Mul, Neg, Reciprocal, Rsub, Sub
+from .power import Pow, PowScalarBase, PowTensor
 from .linalg import Addmm, Dot, Mm, Mv, matmul
 from .pointwise import (Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, Maximum, Minimum, Relu, Sigmoid,
                         Sign, Sin, Sqrt, Tanh, Where)
@@ -12,7 +13,7 @@ from .shape import (Alias, Cat, Clone, CopyGrad, Diagonal, Expand, FwPrimal, Ind
                     reshape)
 from .writes import Copy, Fill, FillTensor, IndexPut, Zero
 # issue 22: more reductions, element-wise functions, indexing, scans, layouts, activations, layers
-from .activation import Elu, Erf, Gelu, LeakyRelu, Silu, Softplus
+from .activation import Elu, Erf, Gelu, LeakyRelu, LogSoftmax, Silu, Softmax, Softplus
 from .einsum import Bmm, einsum, movedim
 from .indexing import Embedding, Gather, IndexSelect, MaskedSelect, Scatter, ScatterAdd, ScatterValue
 from .layers import AvgPool2d, Convolution, MaxPool2d, NativeBatchNorm, NativeDropout, NativeLayerNorm

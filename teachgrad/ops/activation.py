@@ -1,10 +1,11 @@
-"""Activation functions: gelu, silu, softplus, elu, leaky_relu (and erf, which gelu's derivative needs).
+"""Activation functions: gelu, silu, softplus, elu, leaky_relu (and erf, which gelu's derivative needs);
+softmax and log_softmax along a dim.
 
 Each derivative is written once, in `*_derivative(x, ...)`, with operations torch tensors and
 Variables share: backward multiplies it by the gradient (and records a graph under create_graph),
 jvp by the tangent. A first-order backward on plain tensors calls torch's own backward kernel where
 there is one (`kernel`), so the gradient is torch's to the bit, not only to round-off. Formulas from torch's derivatives.yaml and its gelu/silu/softplus/elu/leaky_relu
-backward kernels.
+backward kernels. Softmax and log_softmax, last, are written out in full.
 """
 import math
 
@@ -122,3 +123,48 @@ class LeakyRelu(_Elementwise, node="LeakyReluBackward0"):
 
     function = staticmethod(lambda a, negative_slope: F.leaky_relu(a, negative_slope))
     derivative = staticmethod(leaky_relu_derivative)
+
+
+class Softmax(Builtin, node="SoftmaxBackward0", saves=("result",)):
+    """exp(x) / sum(exp(x)) along dim.  Backward: s * (g - sum(g * s))."""
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        result = input.softmax(dim)
+        ctx.dim = dim
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        s, = ctx.saved_tensors
+        if isinstance(grad, torch.Tensor) and isinstance(s, torch.Tensor):   # plain: torch's kernel, its bits
+            return torch.ops.aten._softmax_backward_data(grad, s, ctx.dim, s.dtype), None
+        return s * (grad - (grad * s).sum(ctx.dim, keepdim=True)), None
+
+    @staticmethod
+    def jvp(ctx, tx, _dim):
+        s = ctx._result
+        return s * (tx - (tx * s).sum(ctx.dim, keepdim=True))
+
+
+class LogSoftmax(Builtin, node="LogSoftmaxBackward0", saves=("result",)):
+    """x - log(sum(exp(x))) along dim.  Backward: g - exp(result) * sum(g)."""
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        result = input.log_softmax(dim)
+        ctx.dim = dim
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):   # plain: torch's kernel, its bits
+            return torch.ops.aten._log_softmax_backward_data(grad, result, ctx.dim, result.dtype), None
+        return grad - result.exp() * grad.sum(ctx.dim, keepdim=True), None
+
+    @staticmethod
+    def jvp(ctx, tx, _dim):
+        return tx - ctx._result.exp().mul(tx).sum(ctx.dim, keepdim=True)

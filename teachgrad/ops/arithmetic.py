@@ -1,15 +1,10 @@
-"""+ - * / ** and negation.
+"""+ - * / and negation (`**` is in teachgrad/ops/power.py).
 
 A gradient for a broadcast input (`b` of shape (3,) in `x + b` with x (4, 3)) comes back here with the
 output's shape; the engine sums it back to the input's shape, as torch's engine does for every node.
 """
-import math
-
-import torch
-
 from ..function import Builtin
-from .broadcast import number_or_none
-from ..forward_ad import times, total
+from .broadcast import number_or_none, times, total
 
 
 class Add(Builtin, node="AddBackward0", numbers_are_inputs=True):
@@ -153,81 +148,3 @@ class Reciprocal(Builtin, node="ReciprocalBackward0", saves=("result",)):
     def jvp(ctx, ta):
         result = ctx._result
         return -ta * result * result
-
-
-class Pow(Builtin, node="PowBackward0", saves=("self",)):
-    """a ** n for a number n: d/da = n * a**(n-1)."""
-
-    @staticmethod
-    def forward(ctx, a, exponent):
-        ctx.exponent = exponent
-        ctx.save_for_backward(a)
-        return a.pow(exponent)   # (a ** exponent would go through torch's Python wrapper first: twice the time)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, = ctx.saved_tensors
-        n = ctx.exponent
-        if n == 0:
-            return a.new_zeros(a.shape), None   # zeros, as torch: even where the gradient is inf
-        return grad * (n * a.pow(n - 1)), None   # in torch's order, so its bits
-
-    @staticmethod
-    def jvp(ctx, ta, _exponent):
-        a, n = ctx._primals
-        if n == 0:
-            return torch.zeros_like(ta)
-        return ta * n * a ** (n - 1)
-
-
-# pack_order: torch packs exponent, self, result (its saved inputs by name, then outputs)
-class PowTensor(Builtin, node="PowBackward1", saves=("self", "exponent", "result"), pack_order=(1, 0, 2)):
-    """a ** b for tensors: d/da = b * a**(b-1), d/db = a**b * log(a)."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        result = a ** b
-        ctx.save_for_backward(a, b, result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b, result = ctx.saved_tensors
-        grad_a = grad_b = None
-        if ctx.needs_input_grad[0]:
-            # b == 0 gives 0 (a ** -1 would be inf at a == 0)
-            grad_a = (grad * (b * a ** (b - 1))).where(b != 0, 0.0)
-        if ctx.needs_input_grad[1]:
-            # where a == 0 and b >= 0 the derivative is 0, not 0 * log(0) = nan
-            grad_b = grad * (result * a.log()).where(~((a == 0) & (b >= 0)), 0.0)
-        return grad_a, grad_b
-
-    @staticmethod
-    def jvp(ctx, ta, tb):
-        a, b = ctx._primals
-        # where a == 0 and b >= 0 the derivative in b is 0, not 0 * log(0) = nan
-        d_b = (ctx._result * a.log()).where(~((a == 0) & (b >= 0)), 0.0)
-        return total(ta * b * a ** (b - 1), tb * d_b)
-
-
-class PowScalarBase(Builtin, node="PowBackward2", saves=("exponent", "result")):
-    """number ** b: d/db = number**b * log(number)."""
-
-    @staticmethod
-    def forward(ctx, base, b):
-        result = base ** b
-        ctx.base = base
-        ctx.log_base = math.log(base) if base > 0 else (float("-inf") if base == 0 else float("nan"))
-        ctx.save_for_backward(b, result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        b, result = ctx.saved_tensors
-        if ctx.base == 0:   # 0 ** b is flat (0) for b > 0 and 1 at b == 0: derivative 0, not 0 * -inf
-            return None, grad * (result * ctx.log_base).where(~(b >= 0), 0.0)   # (NaN stays NaN, as torch's)
-        return None, grad * (result * ctx.log_base)
-
-    @staticmethod
-    def jvp(ctx, _number, tb):
-        return tb * ctx._result * ctx.log_base

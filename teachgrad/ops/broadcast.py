@@ -1,4 +1,5 @@
-"""Broadcasting in reverse: a gradient is summed back to the shape of the input it is for."""
+"""Broadcasting in reverse (a gradient is summed back to the shape of the input it is for), and the Python
+numbers among an op's operands, which get no gradient and carry no tangent."""
 import torch
 
 
@@ -37,3 +38,17 @@ def sum_to(grad, shape):
         return grad.sum(tuple(range(lead))) if lead > 1 else grad.sum(0)
     summed = grad.sum(list(range(lead)) + stretched, keepdim=True)
     return summed.view(shape) if lead else summed
+
+
+def total(*terms):
+    """The sum of the tangent terms that exist (None: an input that was a Python number)."""
+    terms = [t for t in terms if t is not None]
+    result = terms[0]
+    for term in terms[1:]:
+        result = result + term
+    return result
+
+
+def times(tangent, factor):
+    """tangent * factor, or None for a number's missing tangent."""
+    return None if tangent is None else tangent * factor

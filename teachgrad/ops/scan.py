@@ -7,6 +7,7 @@ the position each value came from; the indices get none).
 import torch
 
 from ..function import Builtin
+from .shape import Cat
 
 
 def reversed_cumsum(x, dim):
@@ -86,7 +87,6 @@ class Cumprod(Builtin, node="CumprodBackward0", saves=("self", "result")):
 def _cat(pieces, dim):
     if all(isinstance(p, torch.Tensor) for p in pieces):
         return torch.cat(pieces, dim)
-    from .shape import Cat
     return Cat.apply(dim, *pieces)
 
 

@@ -9,12 +9,12 @@ from torch.utils.data import *  # noqa: F401,F403  (torch's own: no gradient flo
 from torch.utils.data import DataLoader as _TorchDataLoader
 from torch.utils.data._utils.collate import collate as _collate, default_collate_fn_map as _torch_collate_fn_map
 
+from ..functional import stack as _stack_variables
 from ..variable import Variable
 
 
 def _collate_variables(batch, *, collate_fn_map=None):
-    from ..functional import stack
-    return stack(list(batch), 0)
+    return _stack_variables(list(batch), 0)
 
 
 def default_collate(batch):
