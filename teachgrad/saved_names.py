@@ -84,4 +84,5 @@ class RawSavedTensor:
         self._node._hooked = True
 
     def unpack(self):
-        return self._node._saved_tensor(self._index)
+        """The saved tensor, as `node._saved_<name>` gives it (torch's message once backward has freed it)."""
+        return saved_tensor(self._node, self._index)

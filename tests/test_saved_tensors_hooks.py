@@ -199,3 +199,22 @@ def test_disable_saved_tensors_hooks_as_decorator_and_restored():
         return message
 
     assert both(run) == ("off", "off")
+
+
+def test_raw_saved_tensor_unpacks_as_torch():
+    """`node._raw_saved_<name>.unpack()`: the saved input itself (the same tensor); after backward, torch's message."""
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x
+        raw = y.grad_fn._raw_saved_self
+        unpacked = raw.unpack()
+        same_object = unpacked is x
+        y.sum().backward()
+        try:
+            raw.unpack()
+        except RuntimeError as error:
+            return same_object, unpacked.requires_grad, str(error)
+        return same_object, unpacked.requires_grad, None
+
+    ours, theirs = both(run)
+    assert ours == theirs and ours[0] and ours[2] is not None
