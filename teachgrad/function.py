@@ -103,11 +103,11 @@ class BackwardNode(Node):
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to `save_for_backward` (in `jvp`: to `save_for_forward`), checked to be unmodified."""
-        if self._in_jvp or self._freed or self._hooked:   # the rare cases: see saved_tensors.unpack_unusual
-            return saved_tensors.unpack_unusual(self)
         # Variables for a user's backward (as torch hands it tensors), higher-order passes and tangents;
         # the built-in ops compute a first-order backward on the plain tensors
         as_variable = self._forward_cls.check_gradients or grad_mode.is_grad_enabled() or forward_ad._current_level >= 0
+        if self._in_jvp or self._freed or self._hooked:   # the rare cases: see saved_tensors.unpack_unusual
+            return saved_tensors.unpack_unusual(self, as_variable)
         return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
     def mark_dirty(self, *tensors: torch.Tensor) -> None:

@@ -160,14 +160,13 @@ def _saved(tensor, k, args, raw, outputs):
     return SavedTensor(tensor)
 
 
-def unpack_unusual(ctx):
+def unpack_unusual(ctx, as_variable):
     """`ctx.saved_tensors` in its rare cases: in a `jvp` (torch: only what save_for_forward kept, () if nothing),
     after backward freed them (torch's error), or with saved-tensor hooks (unpacked in the order torch packed them)."""
     if ctx._in_jvp:
         return ctx._saved_for_forward or ()
     if ctx._freed:
         raise RuntimeError(FREED_MESSAGE)
-    as_variable = ctx._forward_cls.check_gradients or grad_mode.is_grad_enabled() or forward_ad._current_level >= 0
     order = ctx._forward_cls.pack_order
     if order is None:
         return tuple([None if s is None else s.unpack(ctx, as_variable) for s in ctx._saved])
