@@ -14,11 +14,11 @@ How the modules import each other, bottom to top (tests/test_imports.py checks i
 2. The core, the one import cycle. A Variable's methods run ops (variable, tensor_methods, ops/); an op's
    `Function.apply` makes Variables and records nodes (function, and what apply calls: mixed_inputs,
    wrap_outputs, views, dirty, custom_function, saved_tensors, saved_names, forward_ad, torch_leaves,
-   node_hooks, interop, functional_ops); `Variable.backward` runs the engine, whose nodes compute with
+   node_hooks, interop, signatures); `Variable.backward` runs the engine, whose nodes compute with
    Variables again (engine, grad_arguments, exec_info, graph_task). function.py is imported first; it
    imports teachgrad.variable at its end, once its own classes exist.
 3. The API on the core: this namespace, functional, factories, sampling, once_differentiable, nn/, optim,
-   utils/, autograd/, autograd_functional, func, functorch, check, viz, exercises, short_errors. Nothing in
+   utils/, autograd/, func, functorch, check, viz, exercises, short_errors. Nothing in
    the layers below imports them. The namespace is reached from below it only at call time, inside a
    function: interop looks up teachgrad's op of a torch function's name (torch.cat(x) -> tg.cat(x)), and
    check.twin hands the namespace to the example it runs.
@@ -46,7 +46,7 @@ from .functional import (abs, add, all, allclose, any, cat, chunk, clamp, cos, d
                          log_softmax, masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, pow, relu,
                          reshape, sigmoid, sin, softmax, split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze,
                          where)
-# issue 22: the new ops (teachgrad/functional_ops.py, teachgrad/nn/functional_layers.py)
+# ops with torch's signatures (teachgrad/signatures.py, teachgrad/nn/functional_layers.py)
 from .functional import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10, log1p, log2,
                          logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, sort,
                          std, tile, topk, tril, triu, var)

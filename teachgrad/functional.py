@@ -7,11 +7,11 @@ import torch
 
 from . import ops, torch_leaves
 from .variable import Variable
-# issue 22: the new ops, with torch's signatures (written in teachgrad/functional_ops.py)
-from .functional_ops import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10,  # noqa: F401
+# ops whose arguments are read as torch reads them (written in teachgrad/signatures.py, also a Variable's methods)
+from .signatures import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10,  # noqa: F401
                              log1p, log2, logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter,
                              scatter_add, sort, std, tile, topk, tril, triu, var)
-from .functional_ops import log_softmax, softmax  # noqa: F401
+from .signatures import log_softmax, softmax  # noqa: F401
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     Number: TypeAlias = int | float | bool                 # a Python number, as torch.types.Number

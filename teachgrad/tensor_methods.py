@@ -15,7 +15,7 @@ import warnings
 
 import torch
 
-from . import forward_ad, functional_ops, grad_mode, interop, ops, variable, views
+from . import forward_ad, signatures, grad_mode, interop, ops, variable, views
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad.variable imports this module)
     import builtins   # for `builtins.bool` below `def bool`, where `bool` names that method (torch's stubs say `_bool`)
@@ -292,10 +292,10 @@ class TensorMethods:
         return variable.Variable._make(self.data.any(*args, **kwargs))
 
     def argmax(self, dim: int | None = None, keepdim: bool = False, *, keepdims: bool | None = None) -> Variable:
-        return variable.Variable._make(self.data.argmax(dim, functional_ops.keepdim_alias(keepdim, keepdims, "argmax")))
+        return variable.Variable._make(self.data.argmax(dim, signatures.keepdim_alias(keepdim, keepdims, "argmax")))
 
     def argmin(self, dim: int | None = None, keepdim: bool = False, *, keepdims: bool | None = None) -> Variable:
-        return variable.Variable._make(self.data.argmin(dim, functional_ops.keepdim_alias(keepdim, keepdims, "argmin")))
+        return variable.Variable._make(self.data.argmin(dim, signatures.keepdim_alias(keepdim, keepdims, "argmin")))
 
     # --- element-wise functions ---
 
@@ -369,23 +369,23 @@ class TensorMethods:
         return ops.Where.apply(condition, self, other)
 
     def softmax(self, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
-        return functional_ops.softmax(self, dim, dtype=dtype)
+        return signatures.softmax(self, dim, dtype=dtype)
 
     def log_softmax(self, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
-        return functional_ops.log_softmax(self, dim, dtype=dtype)
+        return signatures.log_softmax(self, dim, dtype=dtype)
 
     # --- reductions ---
 
     def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
             keepdims: bool | None = None) -> Variable:
-        keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "sum")
+        keepdim = signatures.keepdim_alias(keepdim, keepdims, "sum")
         if dim is None:   # every dimension: kept (as size 1) only when asked
             return ops.SumDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Sum.apply(self)
         return ops.SumDim.apply(self, dim, keepdim)
 
     def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
              keepdims: bool | None = None) -> Variable:
-        keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "mean")
+        keepdim = signatures.keepdim_alias(keepdim, keepdims, "mean")
         if dim is None:
             return ops.MeanDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Mean.apply(self)
         return ops.MeanDim.apply(self, dim, keepdim)
@@ -393,7 +393,7 @@ class TensorMethods:
     def max(self, dim: int | TensorLike | None = None, keepdim: bool = False, *,
             keepdims: bool | None = None) -> Variable | torch.return_types.max:
         """The largest element, or (values, indices) along `dim`."""
-        keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "max")
+        keepdim = signatures.keepdim_alias(keepdim, keepdims, "max")
         if isinstance(dim, (variable.Variable, torch.Tensor)):
             return self.maximum(dim)
         if dim is None:
@@ -403,7 +403,7 @@ class TensorMethods:
     def min(self, dim: int | TensorLike | None = None, keepdim: bool = False, *,
             keepdims: bool | None = None) -> Variable | torch.return_types.min:
         """The smallest element, or (values, indices) along `dim`."""
-        keepdim = functional_ops.keepdim_alias(keepdim, keepdims, "min")
+        keepdim = signatures.keepdim_alias(keepdim, keepdims, "min")
         if isinstance(dim, (variable.Variable, torch.Tensor)):
             return self.minimum(dim)
         if dim is None:
@@ -461,7 +461,7 @@ class TensorMethods:
         return ops.reshape(self, _shape_arg(shape))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Variable:
-        return functional_ops.flatten(self, start_dim, end_dim)
+        return signatures.flatten(self, start_dim, end_dim)
 
     def contiguous(self) -> Variable:
         return self if self.data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
@@ -720,38 +720,38 @@ class TensorMethods:
         else:
             ops.shape.copy_to(target, value)
 
-    # --- issue 22: the new ops as methods (the functions live in teachgrad/functional_ops.py) ---
+    # --- ops with torch's signatures, as methods (the functions live in teachgrad/signatures.py) ---
 
-    var = functional_ops.var
-    std = functional_ops.std
-    logsumexp = functional_ops.logsumexp
-    histogram = functional_ops.histogram
-    log10 = functional_ops.log10
-    log2 = functional_ops.log2
-    log1p = functional_ops.log1p
-    expm1 = functional_ops.expm1
-    erf = functional_ops.erf
-    rsqrt = functional_ops.rsqrt
-    gather = functional_ops.gather
-    scatter = functional_ops.scatter
-    scatter_add = functional_ops.scatter_add
-    index_select = functional_ops.index_select
-    masked_select = functional_ops.masked_select
-    cumsum = functional_ops.cumsum
-    cumprod = functional_ops.cumprod
-    sort = functional_ops.sort
-    topk = functional_ops.topk
-    repeat = functional_ops.repeat
-    tile = functional_ops._tile_method
-    repeat_interleave = functional_ops.repeat_interleave
-    flip = functional_ops._flip_method
-    roll = functional_ops.roll
-    tril = functional_ops.tril
-    triu = functional_ops.triu
-    bmm = functional_ops.bmm
-    movedim = functional_ops.movedim
+    var = signatures.var
+    std = signatures.std
+    logsumexp = signatures.logsumexp
+    histogram = signatures.histogram
+    log10 = signatures.log10
+    log2 = signatures.log2
+    log1p = signatures.log1p
+    expm1 = signatures.expm1
+    erf = signatures.erf
+    rsqrt = signatures.rsqrt
+    gather = signatures.gather
+    scatter = signatures.scatter
+    scatter_add = signatures.scatter_add
+    index_select = signatures.index_select
+    masked_select = signatures.masked_select
+    cumsum = signatures.cumsum
+    cumprod = signatures.cumprod
+    sort = signatures.sort
+    topk = signatures.topk
+    repeat = signatures.repeat
+    tile = signatures._tile_method
+    repeat_interleave = signatures.repeat_interleave
+    flip = signatures._flip_method
+    roll = signatures.roll
+    tril = signatures.tril
+    triu = signatures.triu
+    bmm = signatures.bmm
+    movedim = signatures.movedim
 
-    # --- end of issue 22's methods ---
+    # --- end of the ops with torch's signatures ---
 
 
 def _rebuild_variable(data, requires_grad, name=None):

@@ -16,7 +16,7 @@ CORE = {
     "ops", "ops.activation", "ops.arithmetic", "ops.einsum", "ops.indexing", "ops.layers", "ops.layout",
     "ops.linalg", "ops.pointwise", "ops.power", "ops.reduction", "ops.scan", "ops.shape", "ops.statistics",
     "ops.unary", "ops.writes",
-    "custom_function", "dirty", "forward_ad", "functional_ops", "interop", "mixed_inputs", "node_hooks",
+    "custom_function", "dirty", "forward_ad", "signatures", "interop", "mixed_inputs", "node_hooks",
     "saved_names", "saved_tensors", "torch_leaves", "views", "wrap_outputs",
     "exec_info", "grad_arguments", "graph_task",
 }

@@ -14,8 +14,8 @@ import pytest
 import teachgrad
 from teachgrad.function import Function
 
-MODULES = ["tensor_methods", "functional", "functional_ops", "factories", "sampling", "grad_mode", "anomaly_mode",
-           "autograd.graph", "autograd_functional", "utils.checkpoint", "once_differentiable", "nn.functional",
+MODULES = ["tensor_methods", "functional", "signatures", "factories", "sampling", "grad_mode", "anomaly_mode",
+           "autograd.graph", "autograd.functional", "utils.checkpoint", "once_differentiable", "nn.functional",
            "optim", "func", "check", "forward_ad"]
 FORMULAS = {"forward", "backward", "jvp", "setup_context"}   # an op's formulas read as math: left bare (issue #25)
 NOT_HINTED = {}   # "module.Qualified.name": why a hint would be wrong or impossible there (none so far)
@@ -34,7 +34,7 @@ def _names(module):
 
 def _public(module):
     """{name: function}: the module's own public functions, and the methods of its public classes and of their bases
-    in the module, wherever in teachgrad they are written (Variable.tile: functional_ops); forward_ad's: its __all__."""
+    in the module, wherever in teachgrad they are written (Variable.tile: signatures); forward_ad's: its __all__."""
     ours = lambda f, where: inspect.isfunction(f) and f.__code__.co_filename.startswith(where)  # noqa: E731
     public = lambda name: not name.startswith("_") or (name.startswith("__") and name.endswith("__"))  # noqa: E731
     found = {}

@@ -8,19 +8,17 @@ import sys
 from torch.autograd import enforce_grad_layout_policy, profiler  # torch's own: its switch is the one teachgrad reads
 
 from .. import anomaly_mode, forward_ad, grad_mode
-from .. import autograd_functional as functional
 from ..anomaly_mode import detect_anomaly, set_detect_anomaly
 from ..check import gradcheck, gradgradcheck
 from ..engine import backward, grad
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from ..variable import Variable
-from . import function, graph
+from . import function, functional, graph
 from .function import Function
 from ..once_differentiable import once_differentiable
 
 # `import teachgrad.autograd.forward_ad as fwAD` works, as it does for torch
 sys.modules[__name__ + ".forward_ad"] = forward_ad
-sys.modules[__name__ + ".functional"] = functional
 sys.modules[__name__ + ".profiler"] = profiler
 
 __all__ = ["graph", "Function", "Variable", "function", "backward", "grad", "gradcheck", "gradgradcheck", "once_differentiable", "no_grad",

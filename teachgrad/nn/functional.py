@@ -20,7 +20,7 @@ if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
 
 sigmoid = _tg.sigmoid
 tanh = _tg.tanh
-# issue 22: layers and activations (written in teachgrad/nn/functional_layers.py)
+# layers and activations (written in teachgrad/nn/functional_layers.py)
 from .functional_layers import (avg_pool2d, batch_norm, conv1d, conv2d, dropout, elu, embedding, gelu,  # noqa: E402,F401
                                 layer_norm, leaky_relu, max_pool2d, pad, silu, softplus)
 

@@ -1,4 +1,4 @@
-"""The layer functions of issue 22 with torch.nn.functional's signatures: convolutions, pooling,
+"""The layer functions with torch.nn.functional's signatures: convolutions, pooling,
 normalization, dropout, activations, embedding. Each reads its arguments as torch does and calls one
 Function from teachgrad.ops (dropout on the CPU is a product with a mask, as torch records it)."""
 import warnings

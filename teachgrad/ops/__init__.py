@@ -12,7 +12,7 @@ from .shape import (Alias, Cat, Clone, CopyGrad, Diagonal, Expand, FwPrimal, Ind
                     Squeeze, SqueezeDim, Stack, T, ToCopy, ToFreshCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem,
                     reshape)
 from .writes import Copy, Fill, FillTensor, IndexPut, Zero
-# issue 22: more reductions, element-wise functions, indexing, scans, layouts, activations, layers
+# more reductions, element-wise functions, indexing, scans, layouts, activations, layers
 from .activation import Elu, Erf, Gelu, LeakyRelu, LogSoftmax, Silu, Softmax, Softplus
 from .einsum import Bmm, einsum, movedim
 from .indexing import Embedding, Gather, IndexSelect, MaskedSelect, Scatter, ScatterAdd, ScatterValue

@@ -1,9 +1,9 @@
-"""The ops of issue 22 with torch's signatures: `tg.var(x, 1, keepdim=True)`, `x.gather(1, idx)`, ...
+"""Ops with torch's signatures: `tg.var(x, 1, keepdim=True)`, `x.gather(1, idx)`, `tg.softmax(x, dim=1)`, ...
 
 Each function here reads its arguments the way torch does (aliases such as `keepdims`, the forms
 `var` accepts, negative dims, index tensors given as Variables) and calls one Function from
 teachgrad.ops. Module-level functions are exported from teachgrad; the same functions serve as
-Variable methods (see the block in teachgrad/variable.py), where torch has the method.
+Variable methods (see the block at the end of TensorMethods in teachgrad/tensor_methods.py), where torch has the method.
 """
 from __future__ import annotations
 
