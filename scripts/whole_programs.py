@@ -598,8 +598,11 @@ def run_program(program: Program, twin: str | None, limit: int | None, seed: int
                 "limit": limit, "stop_on_error": program.stop_on_error,
                 "cells": [{"code": c.code, "where": c.where} for c in program.cells]}
         (Path(tmp) / "spec.json").write_text(json.dumps(spec))
+        # MALLOC_PERTURB_: glibc fills each block it hands out with one byte pattern, so what `torch.empty` leaves
+        # unwritten holds the same values in both runs (else it is whatever memory the process freed before)
         env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "MPLBACKEND": "Agg",
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+               "MALLOC_PERTURB_": "85"}
         started = time.perf_counter()
         timed_out, crashed = False, None
         try:
