@@ -200,18 +200,14 @@ def _softmax_dim(ndim):
 
 def softmax(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
             dtype: torch.dtype | None = None) -> Variable:
-    """Softmax along `dim`: non-negative values that sum to 1."""
-    if dtype is not None:
-        input = input.to(dtype)
-    return ops.Softmax.apply(input, _softmax_dim(input.dim()) if dim is None else dim)
+    """Softmax along `dim` (by default, torch's guess from the number of dims): non-negative values that sum to 1."""
+    return _tg.softmax(input, _softmax_dim(input.dim()) if dim is None else dim, dtype=dtype)
 
 
 def log_softmax(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
                 dtype: torch.dtype | None = None) -> Variable:
-    """log(softmax(input)), computed stably."""
-    if dtype is not None:
-        input = input.to(dtype)
-    return ops.LogSoftmax.apply(input, _softmax_dim(input.dim()) if dim is None else dim)
+    """log(softmax(input)), computed stably (`dim` by default as for softmax)."""
+    return _tg.log_softmax(input, _softmax_dim(input.dim()) if dim is None else dim, dtype=dtype)
 
 
 # saves: self: torch keeps it, its formula does not need it
