@@ -137,7 +137,6 @@ def _node(cls, next_functions, needs_input_grad, input_meta):
     node = cls._backward_cls()
     node._next_nodes = tuple(next_node for next_node, _ in next_functions)
     node._input_nrs = tuple(input_nr for _, input_nr in next_functions)
-    node._input_slots = tuple(range(len(node._next_nodes)))
     node.needs_input_grad = tuple(needs_input_grad)
     node._input_meta = tuple(input_meta)
     node._sequence_nr = next(_sequence_nr)
