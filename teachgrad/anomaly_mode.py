@@ -6,6 +6,8 @@
         # RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
 
 As in torch, the switch is global (not per thread), and it costs time: use it to debug.
+
+Guarded by tests/test_anomaly.py (the forward stack, NaN checks, torch's warnings and messages).
 """
 from __future__ import annotations
 

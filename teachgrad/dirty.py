@@ -12,6 +12,9 @@
 The input comes back as the output (the same Variable), its history moved onto the Function's node,
 and its version counter bumped, so a tensor saved earlier from it is known to be stale. As in torch,
 every dirty input must be returned, and a leaf that requires grad cannot be written.
+
+Guarded by tests/test_autograd_api.py (mark_dirty: the input returned as the output, its history, its
+version, torch's refusals).
 """
 import torch
 

@@ -11,6 +11,9 @@ on generators (the mode holds while the generator runs), and `no_grad`, `enable_
 
 `inference_mode` is `no_grad` made strict: what it computes are *inference tensors*, which
 can never enter a graph later (saved for backward, or changed in place outside the mode).
+
+Guarded by tests/test_engine.py (grad modes, per thread), tests/test_inference_mode.py and
+tests/test_torch_boundary.py (torch's own managers, mixed with teachgrad's).
 """
 from __future__ import annotations
 

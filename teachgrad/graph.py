@@ -12,6 +12,9 @@ and keeps it until backward has run. Saved-tensor hooks decide *how* it is kept:
         loss = model(x)          # every tensor saved in here goes through pack
 
 Only the innermost pair of hooks applies, as in torch.
+
+Guarded by tests/test_saved_tensors_hooks.py (the hooks' order, what they see, torch's messages) and
+tests/test_checkpoint.py (checkpoint, which is built on them).
 """
 import functools
 import threading

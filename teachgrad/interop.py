@@ -7,6 +7,8 @@ forward-mode tangent, torch's function runs on the data and its tensors come bac
 graph must be recorded, the call goes to teachgrad's op of the same name (`torch.cat` -> `tg.cat`,
 `torch.nn.functional.relu` -> `tg.nn.functional.relu`, `t * x` -> `Variable.mul`), and is refused,
 with a TypeError naming the function, when teachgrad has none.
+
+Guarded by tests/test_interop.py (torch's functions and operators on Variables, and refusals).
 """
 import torch
 

@@ -7,6 +7,8 @@ An IPython extension. An error shows three things: the header, the line of the c
 the place Python stopped, as plain IPython does. Frames inside teachgrad, torch or functions the cell
 called are left out (IPython leaves out frames marked `__tracebackhide__` in the same spirit);
 `%unload_ext teachgrad.short_errors` brings back the whole traceback.
+
+Guarded by tests/test_short_errors.py.
 """
 import os
 import re

@@ -4,6 +4,8 @@ Each function here reads its arguments the way torch does (aliases such as `keep
 `var` accepts, negative dims, index tensors given as Variables) and calls one Function from
 teachgrad.ops. Module-level functions are exported from teachgrad; the same functions serve as
 Variable methods (see the block at the end of TensorMethods in teachgrad/tensor_methods.py), where torch has the method.
+
+Guarded by tests/test_ops_vs_torch.py and tests/test_new_ops.py (each signature's forms against torch's).
 """
 from __future__ import annotations
 

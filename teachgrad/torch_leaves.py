@@ -17,6 +17,8 @@ ones added in place.
 What teachgrad cannot do as torch does, it refuses, saying why: a torch tensor computed by torch's
 autograd (it has a grad_fn), a `.grad` that records a graph (create_graph=True), and hooks registered
 on the tensor through torch.
+
+Guarded by tests/test_torch_boundary.py (nn.Parameters' gradients, torch.optim, the refusals).
 """
 import functools
 import weakref

@@ -12,6 +12,9 @@ In backward, `CopySlices` takes the base's gradient, runs the write's own backwa
 that was written, and passes the rest of the gradient through untouched. Any view whose base
 was written to since it was made gets a fresh node that leads to the base: torch notices this
 lazily, when the view's `grad_fn` is next read and its version has moved on.
+
+Guarded by tests/test_views.py (views, in-place writes through them, regenerated grad_fns against torch),
+tests/test_copies.py and tests/test_silent_bugs.py.
 """
 import re
 
