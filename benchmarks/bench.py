@@ -17,17 +17,19 @@ every library's result is checked against torch's on the same data (same loss, s
 float32 round-off): a benchmark of a different computation is worthless.
 
 1. mse: a training step (forward and backward, no parameter update) of a 4-layer MLP, `h @ W + b`,
-   relu, mean squared error, float32, at widths 4 to 1024. Rows: torch.autograd, two references
-   built from torch (the same kernels with a hand-written backward and no autograd at all: the
-   floor; one torch.autograd.Function per op: torch's own Python path), teachgrad, MyGrad, HIPS
-   autograd, each written in its own idiom. The peers get the same float32 values as numpy arrays.
+   relu, mean squared error, float32, at widths 4 to 1024. Rows: torch.autograd, three references
+   (the same kernels with a hand-written backward and no autograd at all: the floor; one
+   torch.autograd.Function per op: torch's own Python path; the contract floor, a Python engine that
+   does only what teachgrad does on every op and node, written inline: benchmarks/contract_floor.py),
+   teachgrad, MyGrad, HIPS autograd, each written in its own idiom. The peers get the same float32
+   values as numpy arrays.
 2. nograd: the same forward, with the loss, and no graph recorded: under `no_grad` (torch,
-   teachgrad), `mygrad.no_autodiff` (MyGrad), on plain numpy arrays (HIPS autograd).
+   teachgrad, the contract floor), `mygrad.no_autodiff` (MyGrad), on plain numpy arrays (HIPS autograd).
 3. linear-bce: the MLP step with `F.linear` and binary cross-entropy with logits: teachgrad and
    torch only (the peers have no F.linear).
-4. chain: a long chain `y = y * 1.0` on a scalar, forward and backward, all four libraries: time a
-   node at 1e3, 1e4 and 1e5 nodes (each library in its default dtype: a scalar's). Flat per-node
-   time means the engine does no more than linear work. A library that cannot build or differentiate
+4. chain: a long chain `y = y * 1.0` on a scalar, forward and backward, all four libraries and the
+   contract floor: time a node at 1e3, 1e4 and 1e5 nodes (each library in its default dtype: a
+   scalar's). Flat per-node time means the engine does no more than linear work. A library that cannot build or differentiate
    a chain that long shows "—", with the reason printed under the table.
 5. views: a long chain of views `y = y[:]` (each a view of the one before), forward and backward:
    teachgrad and torch only. Flat per-view time means a view costs the same whatever came before it.
@@ -60,6 +62,7 @@ import numpy as np                                   # noqa: E402
 import torch                                         # noqa: E402
 
 import teachgrad as tg                               # noqa: E402
+import contract_floor                                # noqa: E402  (benchmarks/contract_floor.py, beside this file)
 
 try:
     import autograd                                  # HIPS autograd
@@ -77,6 +80,7 @@ NAMES = {   # a library's key: the name its row shows
     "torch": "torch.autograd",
     "floor": "same torch kernels, no autograd (the floor)",
     "function": "one torch.autograd.Function per op (torch's own Python path)",
+    "contract": "the contract floor: teachgrad's always-on bookkeeping, inline (benchmarks/contract_floor.py)",
     "teachgrad": "teachgrad",
     "mygrad": "MyGrad",
     "autograd": "HIPS autograd",
@@ -131,7 +135,7 @@ def as_numpy(value):
     """A library's loss, gradient or list of them, as numpy arrays (or lists of them)."""
     if isinstance(value, (list, tuple)):
         return [as_numpy(v) for v in value]
-    if isinstance(value, tg.Variable):
+    if isinstance(value, (tg.Variable, contract_floor.Variable)):
         value = value.data
     if isinstance(value, torch.Tensor):
         return value.detach().numpy()
@@ -363,8 +367,15 @@ def autograd_mse_step(params, x, y):
     return step
 
 
+def contract_mse_step(params, x, y):
+    """The same lines on the contract floor's Variables (x and y need no gradient)."""
+    cf = contract_floor
+    params = [(cf.Variable(w.clone(), True), cf.Variable(b.clone(), True)) for w, b in params]
+    return mse_step(params, cf.Variable(x), cf.Variable(y))
+
+
 MSE_STEPS = {"torch": torch_mse_step, "floor": floor_mse_step, "function": function_mse_step,
-             "teachgrad": teachgrad_mse_step, "mygrad": mygrad_mse_step, "autograd": autograd_mse_step}
+             "contract": contract_mse_step, "teachgrad": teachgrad_mse_step, "mygrad": mygrad_mse_step, "autograd": autograd_mse_step}
 
 
 # ---- the forward with no graph recorded --------------------------------------------------------------------
@@ -417,7 +428,18 @@ def autograd_forward(params, x, y):
     return lambda: autograd_mse_loss(params, x, y)
 
 
-FORWARDS = {"torch": torch_forward, "teachgrad": teachgrad_forward,
+def contract_forward(params, x, y):
+    cf = contract_floor
+    params = [(cf.Variable(w.clone(), True), cf.Variable(b.clone(), True)) for w, b in params]
+    x, y = cf.Variable(x), cf.Variable(y)
+
+    def forward():
+        with cf.no_grad():
+            return mse_forward(params, x, y)
+    return forward
+
+
+FORWARDS = {"torch": torch_forward, "contract": contract_forward, "teachgrad": teachgrad_forward,
             "mygrad": mygrad_forward, "autograd": autograd_forward}
 
 
@@ -485,7 +507,7 @@ def autograd_chain(n):
     return lambda: grad(1.0)
 
 
-CHAINS = {"torch": chain(torch), "teachgrad": chain(tg), "mygrad": mygrad_chain, "autograd": autograd_chain}
+CHAINS = {"torch": chain(torch), "contract": chain(contract_floor), "teachgrad": chain(tg), "mygrad": mygrad_chain, "autograd": autograd_chain}
 
 
 def view_chain(lib):
