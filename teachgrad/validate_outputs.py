@@ -21,26 +21,31 @@ def fit_to_inputs(node, grad_inputs):
 def _fitted(node, k, g, meta):
     """A gradient that does not match its input (shape, dtype, device): summed, cast, moved, or refused."""
     shape, dtype, device = meta
-    message = lambda text: f"Function {node.name()} returned an {text}"   # noqa: E731
     if g.shape != shape:
-        g = _fit_shape(g, shape, message, k)
-    g = fit_dtype(g, dtype)
-    return fit_device(g, device, message, k)
+        if not _expandable(shape, g.shape):   # a broadcast of the input's shape is summed back; any other is a bug
+            raise RuntimeError(_message(node, f"invalid gradient at index {k} - got {list(g.shape)} but expected "
+                                              f"shape compatible with {list(shape)}"))
+        g = unbroadcast(g, shape)
+    if g.dtype is not dtype:
+        g = fit_dtype(g, dtype)
+    if g.device != device:
+        g = fit_device(g, device, lambda text: _message(node, text), k)
+    return g
 
 
-def _fit_shape(g, shape, message, k):
-    """A gradient of a broadcast shape is summed back to the input's; any other shape is a bug."""
-    if not _expandable(shape, g.shape):
-        raise RuntimeError(message(f"invalid gradient at index {k} - got {list(g.shape)} but expected shape "
-                                   f"compatible with {list(shape)}"))
-    return unbroadcast(g, shape)
+def _message(node, text):
+    return f"Function {node.name()} returned an {text}"
 
 
 def _expandable(shape, to):
     """Whether `shape` broadcasts to `to`."""
-    if len(shape) > len(to):
+    lead = len(to) - len(shape)
+    if lead < 0:
         return False
-    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
+    for i, n in enumerate(shape):
+        if n != 1 and n != to[lead + i]:
+            return False
+    return True
 
 
 def fit_dtype(g, dtype):

@@ -33,7 +33,8 @@ class Variable(TensorMethods):
 
     __slots__ = ("_data", "_grad", "_grad_fn", "_requires_grad", "_output_nr", "_accumulator",
                  "_retains_grad", "_hooks", "_view", "_fw_grad", "name", "__weakref__",
-                 "_post_accumulate_grad_hooks")   # (left unset until a hook is registered: read with getattr)
+                 "_post_accumulate_grad_hooks")   # (None for a Variable made by the user, unset for one an op made:
+                                                  # read with getattr)
     __hash__ = object.__hash__
 
     def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
@@ -54,6 +55,7 @@ class Variable(TensorMethods):
         self._view = None
         self._fw_grad = None
         self.name = name
+        self._post_accumulate_grad_hooks = None   # (set here, read at every leaf: a getattr that misses is slow)
         if requires_grad:
             check_can_require_grad(data, "Only")   # floating point, not made in inference mode
             self._requires_grad = True
