@@ -583,3 +583,37 @@ def test_a_node_called_directly_leaves_broadcast_gradients_to_the_engine():
     a, b = ours[0][1].grad_fn.next_functions[0][0].variable, ours[0][1].grad_fn.next_functions[1][0].variable
     ta, tb = theirs[0][1].grad_fn.next_functions[0][0].variable, theirs[0][1].grad_fn.next_functions[1][0].variable
     assert torch.equal(a.grad.data, ta.grad) and torch.equal(b.grad.data, tb.grad)   # summed back, the same bits
+
+
+# --- a gradient that does not fit its input: summed back, or refused with torch's message (validate_outputs) ---
+
+@pytest.mark.parametrize("returned", [
+    lambda g: torch.ones(3),                           # a shape that is no broadcast of the input's
+    lambda g: torch.ones((), device="meta"),           # a scalar on another device: its shape is refused first
+    lambda g: torch.ones(2, device="meta"),            # another device
+    lambda g: torch.ones(4, 2),                        # a broadcast of the input's shape: summed back
+    lambda g: torch.ones(2, dtype=torch.float64),      # another dtype: cast to the input's
+], ids=["shape", "scalar-device", "device", "broadcast", "dtype"])
+def test_a_custom_functions_gradient_is_fitted_or_refused_as_torchs(returned):
+    def run(lib):
+        class Bad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return returned(grad)
+        x = lib.ones(2, requires_grad=True)
+        try:
+            Bad.apply(x).sum().backward()
+        except RuntimeError as error:
+            return str(error)
+        grad = x.grad.data if isinstance(x.grad, tg.Variable) else x.grad
+        return grad, grad.dtype
+    theirs, ours = run(torch), run(tg)
+    if isinstance(theirs, str):
+        assert ours == theirs
+    else:
+        torch.testing.assert_close(ours[0], theirs[0])
+        assert ours[1] == theirs[1]
