@@ -8,7 +8,8 @@ number, mean); anything else raises NotImplementedError.
 
 What it keeps, as teachgrad keeps it:
 - each op's node is its ctx, an object with attributes: `needs_input_grad`, one edge per input, a sequence
-  number, each input's (shape, dtype, device), what forward saved;
+  number, each input's (shape, dtype, device), what forward saved; a leaf's AccumulateGrad, held by a weak
+  reference;
 - saved tensors with the version counter they had, checked when read and dropped after backward; an output
   saved as data only; an inference tensor refused;
 - the one check per op or per node for each feature not in use: saved-tensor hooks, forward mode, anomaly
@@ -27,6 +28,7 @@ import heapq
 import itertools
 import numbers
 import threading
+import weakref
 
 import torch
 
@@ -147,10 +149,11 @@ class Function:
             if type(arg) is Variable:
                 data = arg.data
                 node = arg.grad_fn
-                if node is None and arg.requires_grad:
-                    node = arg.accumulator
+                if node is None and arg.requires_grad:   # a leaf keeps its AccumulateGrad by a weak reference
+                    node = arg.accumulator() if arg.accumulator is not None else None
                     if node is None:
-                        node = arg.accumulator = AccumulateGrad(arg)
+                        node = AccumulateGrad(arg)
+                        arg.accumulator = weakref.ref(node)
                 raw.append(data)
                 needs.append(node is not None)
                 nodes.append(node)
