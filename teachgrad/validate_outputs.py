@@ -26,9 +26,8 @@ def _fitted(node, k, g, meta):
             raise RuntimeError(_message(node, f"invalid gradient at index {k} - got {list(g.shape)} but expected "
                                               f"shape compatible with {list(shape)}"))
         g = unbroadcast(g, shape)
-    if g.dtype is not dtype:
-        g = fit_dtype(g, dtype)
-    if g.device != device:
+    g = fit_dtype(g, dtype)
+    if g.device != device:   # (checked here too, so the message's closure is made only for a gradient it may need)
         g = fit_device(g, device, lambda text: _message(node, text), k)
     return g
 
