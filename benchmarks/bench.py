@@ -29,8 +29,8 @@ float32 round-off): a benchmark of a different computation is worthless.
    torch only (the peers have no F.linear).
 4. chain: a long chain `y = y * 1.0` on a scalar, forward and backward, all four libraries and the
    contract floor: time a node at 1e3, 1e4 and 1e5 nodes (each library in its default dtype: a
-   scalar's). Flat per-node time means the engine does no more than linear work. A library that cannot build or differentiate
-   a chain that long shows "—", with the reason printed under the table.
+   scalar's). Flat per-node time means the engine does no more than linear work. A library that
+   cannot build or differentiate a chain that long shows "—", with the reason printed under the table.
 5. views: a long chain of views `y = y[:]` (each a view of the one before), forward and backward:
    teachgrad and torch only. Flat per-view time means a view costs the same whatever came before it.
 """
@@ -190,6 +190,10 @@ def torch_leaves(params):
 def teachgrad_leaves(params):
     return [(tg.Variable(w.clone(), requires_grad=True), tg.Variable(b.clone(), requires_grad=True))
             for w, b in params]
+
+
+def contract_leaves(params):
+    return [(contract_floor.Variable(w.clone(), True), contract_floor.Variable(b.clone(), True)) for w, b in params]
 
 
 def mse_step(params, x, y):
@@ -369,13 +373,12 @@ def autograd_mse_step(params, x, y):
 
 def contract_mse_step(params, x, y):
     """The same lines on the contract floor's Variables (x and y need no gradient)."""
-    cf = contract_floor
-    params = [(cf.Variable(w.clone(), True), cf.Variable(b.clone(), True)) for w, b in params]
-    return mse_step(params, cf.Variable(x), cf.Variable(y))
+    return mse_step(contract_leaves(params), contract_floor.Variable(x), contract_floor.Variable(y))
 
 
 MSE_STEPS = {"torch": torch_mse_step, "floor": floor_mse_step, "function": function_mse_step,
-             "contract": contract_mse_step, "teachgrad": teachgrad_mse_step, "mygrad": mygrad_mse_step, "autograd": autograd_mse_step}
+             "contract": contract_mse_step, "teachgrad": teachgrad_mse_step, "mygrad": mygrad_mse_step,
+             "autograd": autograd_mse_step}
 
 
 # ---- the forward with no graph recorded --------------------------------------------------------------------
@@ -429,12 +432,10 @@ def autograd_forward(params, x, y):
 
 
 def contract_forward(params, x, y):
-    cf = contract_floor
-    params = [(cf.Variable(w.clone(), True), cf.Variable(b.clone(), True)) for w, b in params]
-    x, y = cf.Variable(x), cf.Variable(y)
+    params, x, y = contract_leaves(params), contract_floor.Variable(x), contract_floor.Variable(y)
 
     def forward():
-        with cf.no_grad():
+        with contract_floor.no_grad():
             return mse_forward(params, x, y)
     return forward
 
@@ -507,7 +508,8 @@ def autograd_chain(n):
     return lambda: grad(1.0)
 
 
-CHAINS = {"torch": chain(torch), "contract": chain(contract_floor), "teachgrad": chain(tg), "mygrad": mygrad_chain, "autograd": autograd_chain}
+CHAINS = {"torch": chain(torch), "contract": chain(contract_floor), "teachgrad": chain(tg), "mygrad": mygrad_chain,
+          "autograd": autograd_chain}
 
 
 def view_chain(lib):

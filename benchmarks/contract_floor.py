@@ -103,7 +103,8 @@ class SavedTensor:
     __slots__ = ("data", "variable", "version", "output_nr", "hooks")
 
     def __init__(self, data, variable=None, output_nr=None):
-        self.data, self.variable, self.version, self.output_nr, self.hooks = data, variable, data._version, output_nr, None
+        self.data, self.variable, self.version = data, variable, data._version
+        self.output_nr, self.hooks = output_nr, None
 
     def unpack(self):
         if self.data._version != self.version:
