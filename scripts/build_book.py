@@ -8,7 +8,8 @@
 
 Writes the pages into a staging folder (build/book-src): a landing page listing the series in
 order (titles from the notebooks, "what it teaches" from the README's table) with a BibTeX entry
-made from CITATION.cff, a page on the API, and a copy of each notebook with a "Run this notebook
+made from CITATION.cff, a page on the API, the pages of docs/ (as "Guides", in the order the
+README lists them), and a copy of each notebook with a "Run this notebook
 yourself" box (downloads, source, the two commands, Binder), its solutions folded behind "Show
 solution" (worded for the book, nbgrader's markers left out), its deliberate errors cut to the
 learner's line and the message, and alt text on its drawings. Then Sphinx with MyST-NB
@@ -32,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF_DIR = ROOT / "book"
+DOCS = ROOT / "docs"
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"   # as scripts/make_student.py
@@ -143,6 +145,20 @@ def _text(source):
     return "".join(source) if isinstance(source, list) else source
 
 
+def guides(docs: Path = DOCS) -> list[dict]:
+    """The pages of docs/ for the book: each page's name and title, in the order the README's "Read more"
+    list names them (`docs/speed.md`), then any page it does not name, by name."""
+    pages = {path.stem: path for path in sorted(docs.glob("*.md"))}
+    named = re.findall(r"docs/([\w-]+)\.md", _readme().split("## Read more", 1)[-1])
+    order = [name for name in dict.fromkeys(named) if name in pages] + [n for n in pages if n not in named]
+    return [{"name": name, "path": pages[name], "title": _markdown_title(pages[name].read_text()) or name}
+            for name in order]
+
+
+def _markdown_title(text: str) -> str:
+    return next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "")
+
+
 def two_commands() -> str:
     """The README's fenced block under "Two commands"."""
     section = _readme().split("## Two commands", 1)[-1]
@@ -150,10 +166,28 @@ def two_commands() -> str:
     return found.group(0) if found else "```bash\nmake lab\nmake test\n```"
 
 
-def landing_page(entries, repository: str | None = None) -> str:
+def landing_page(entries, repository: str | None = None, guide_pages=()) -> str:
     rows = "\n".join(f"| {e['name'][:2]} | [{e['title']}](notebooks/{e['name']}.ipynb) | {e['teaches']} |"
                      for e in entries)
     toc = "\n".join(f"notebooks/{e['name']}" for e in entries)
+    guide_list = "\n".join(f"- [{g['title']}](docs/{g['name']}.md)" for g in guide_pages)
+    guide_toc = "\n".join(f"docs/{g['name']}" for g in guide_pages)
+    guide_section = f"""
+## Guides
+
+The repository's `docs/`, on what the notebooks do not cover:
+
+{guide_list}
+""" if guide_pages else ""
+    guide_tree = f"""
+```{{toctree}}
+:hidden:
+:caption: Guides
+:maxdepth: 1
+
+{guide_toc}
+```
+""" if guide_pages else ""
     return f"""\
 # teachgrad: autograd, rebuilt to be read
 
@@ -176,7 +210,7 @@ last run, and step through a backward pass with the slider under each stepper, n
 {rows}
 
 The [API page](api.md) lists what `teachgrad` offers.
-
+{guide_section}
 ## Cite this book
 
 To cite teachgrad, its notebooks or these pages:
@@ -202,7 +236,7 @@ change and share under the MIT licence (the repository's `LICENSE`).
 
 api
 ```
-"""
+{guide_tree}"""
 
 
 def citation() -> dict:
@@ -399,8 +433,12 @@ def write_sources(notebooks: Path, src: Path, repository: str | None = None, bin
     if src.exists():
         shutil.rmtree(src)
     (src / "notebooks").mkdir(parents=True)
-    (src / "index.md").write_text(landing_page(entries, repository))
+    guide_pages = guides()
+    (src / "index.md").write_text(landing_page(entries, repository, guide_pages))
     (src / "api.md").write_text(API_PAGE)
+    (src / "docs").mkdir()
+    for g in guide_pages:
+        shutil.copyfile(g["path"], src / "docs" / f"{g['name']}.md")
     for e in entries:
         nb = book_notebook(json.loads(e["path"].read_text()), e["name"], repository, binder, ref)
         (src / "notebooks" / f"{e['name']}.ipynb").write_text(json.dumps(nb, indent=1))

@@ -27,6 +27,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+DOCS = ROOT / "docs"
 FIXTURE = "99_book_fixture"
 REPOSITORY = "git@git.example.org:teach/teachgrad.git"   # where the test says the repository is hosted
 AXE = ROOT / "build" / "axe" / "node_modules" / "axe-core" / "axe.min.js"   # `make setup-axe` (npm)
@@ -245,7 +246,8 @@ def test_build_is_clean(book):
     """No error; no warning from the generated pages or the API docstrings (a notebook's own is reported)."""
     lines = book["log"].splitlines()
     assert not [line for line in lines if "ERROR" in line or "CRITICAL" in line], book["log"]
-    ours = [line for line in lines if "WARNING" in line and re.search(r"index\.md|api\.md|docstring of", line)]
+    ours = [line for line in lines
+            if "WARNING" in line and re.search(r"index\.md|api\.md|docs/[\w-]+\.md|docstring of", line)]
     assert not ours, "\n".join(ours)
     for line in lines:
         if "WARNING" in line:
@@ -266,6 +268,8 @@ def test_every_notebook_has_a_page_reachable_from_the_landing_page(book, site, b
     assert list(dict.fromkeys(linked)) == [p.stem for p in book["notebooks"]], "the series is not listed in order"
     nav = landing.page.eval_on_selector_all("nav.bd-links a", "as => as.map(a => a.href)")
     assert any(href.endswith("api.html") for href in nav), "no API page in the navigation"
+    for doc in sorted(DOCS.glob("*.md")):
+        assert any(href.endswith(f"docs/{doc.stem}.html") for href in nav), f"docs/{doc.name} not in the navigation"
     landing.page.close()
     assert landing.problems == []
 
@@ -568,6 +572,51 @@ def test_landing_page_lists_what_each_notebook_teaches():
         if f"`{e['name']}`" in readme:
             assert e["teaches"] in readme
     assert re.search(r"make lab .*\n.*make test", build_book.two_commands())
+
+
+def _headings(markdown: str) -> list[tuple[int, str]]:
+    """A markdown page's headings outside code blocks: (level, text with its code spans' backticks dropped)."""
+    prose = re.sub(r"^```.*?^```", "", markdown, flags=re.M | re.S)
+    return [(len(m.group(1)), m.group(2).replace("`", "").strip())
+            for m in re.finditer(r"^(#{1,6})\s+(.*?)\s*$", prose, re.M)]
+
+
+def _page_text(path: Path) -> str:
+    """An HTML page's text, tags dropped, entities and the typographic quotes Sphinx makes read back as typed."""
+    text = html.unescape(re.sub(r"<[^>]+>", " ", path.read_text()))
+    for curly, straight in (("\u2018", "'"), ("\u2019", "'"), ("\u201c", '"'), ("\u201d", '"')):
+        text = text.replace(curly, straight)
+    return " ".join(text.split())
+
+
+@pytest.mark.book
+def test_every_docs_page_is_published_in_the_book_under_guides(book):
+    """Each page of docs/ has its page in the built book, with its title and every heading, is listed on the
+    landing page and in the navigation (its "Guides" part) of every page, in the README's order."""
+    out = book["out"]
+    pages = sorted(DOCS.glob("*.md"))
+    assert pages, "docs/ holds no page"
+    build_book = _build_book_module()
+    order = [g["name"] for g in build_book.guides()]
+    assert sorted(order) == [p.stem for p in pages]
+    readme = (ROOT / "README.md").read_text().split("## Read more", 1)[-1]
+    named = [n for n in dict.fromkeys(re.findall(r"docs/([\w-]+)\.md", readme)) if n in order]
+    assert order[:len(named)] == named, "the book's guides are not in the README's order"
+    landing = (out / "index.html").read_text()
+    for doc in pages:
+        built = out / "docs" / f"{doc.stem}.html"
+        assert built.is_file(), f"docs/{doc.name} has no page in the book"
+        text = "".join(_page_text(built).split())   # without white space: a code span's tags leave some
+        for _, heading in _headings(doc.read_text()):
+            assert "".join(heading.split()) in text, f"docs/{doc.name}: heading {heading!r} missing from its page"
+        assert _headings(doc.read_text())[0][0] == 1, f"docs/{doc.name} does not start with its title (`# ...`)"
+        assert f'href="docs/{doc.stem}.html"' in landing, f"the landing page does not link docs/{doc.name}"
+    notebook_page = (out / "notebooks" / f"{book['notebooks'][0].stem}.html").read_text()
+    caption = re.search(r'<p aria-level="2" class="caption" role="heading"><span class="caption-text">Guides</span></p>'
+                        r'\s*<ul[^>]*>(.*?)</ul>', notebook_page, re.S)
+    assert caption, "no Guides part in a notebook page's navigation"
+    listed = re.findall(r'href="\.\./docs/([\w-]+)\.html"', caption.group(1))
+    assert listed == order, listed
 
 
 def test_book_copy_of_a_notebook_folds_solutions_adds_the_launch_note_and_shortens_errors():
