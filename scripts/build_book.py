@@ -89,7 +89,7 @@ values, gradients and error messages, on the subset teachgrad covers.
 .. automodule:: teachgrad
    :members: Variable, Function, once_differentiable, grad, no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 
-.. automodule:: teachgrad.engine
+.. automodule:: teachgrad.core.engine
    :members: backward, grad, record_backward, Step
 
 .. automodule:: teachgrad.viz

@@ -7,21 +7,10 @@
     t = (p + q) * s          # Variable(16., grad_fn=<MulBackward0>)
     t.backward()             # p.grad, q.grad: 2.   s.grad: 8.
 
-How the modules import each other, bottom to top (tests/test_imports.py checks it on the source):
-
-1. Foundations, which know nothing of Variables: grad_mode, graph, hooks, anomaly_mode, profiling,
-   grad_layout, variable_checks, validate_outputs, ops/broadcast.
-2. The core, the one import cycle. A Variable's methods run ops (variable, tensor_methods, ops/); an op's
-   `Function.apply` makes Variables and records nodes (function, and what apply calls: mixed_inputs,
-   wrap_outputs, views, dirty, custom_function, saved_tensors, saved_names, forward_ad, torch_leaves,
-   node_hooks, interop, signatures); `Variable.backward` runs the engine, whose nodes compute with
-   Variables again (engine, grad_arguments, exec_info, graph_task). function.py is imported first; it
-   imports teachgrad.variable at its end, once its own classes exist.
-3. The API on the core: this namespace, functional, factories, sampling, once_differentiable, nn/, optim,
-   utils/, autograd/, func, functorch, check, viz, exercises, short_errors. Nothing in
-   the layers below imports them. The namespace is reached from below it only at call time, inside a
-   function: interop looks up teachgrad's op of a torch function's name (torch.cat(x) -> tg.cat(x)), and
-   check.twin hands the namespace to the example it runs.
+The package is laid out in layers, imports running one way (down): core/ is the story (variable, function,
+node, engine), rules/ torch's rules beside it, ops/ the ops, features/ what the user switches on, api/ the API
+surface, and at torch's paths autograd/, nn/, optim, utils/, func, functorch; check, viz, exercises and
+short_errors are the teaching tools. docs/architecture.md is the map; tests/test_imports.py checks it.
 """
 from torch import (bfloat16, bool, device, double, dtype, float16, float32, float64, int32, int64, long,
                    manual_seed, Size)
@@ -35,42 +24,48 @@ from torch import (backends, cfloat, channels_last, complex64, contiguous_format
                    set_default_device, set_default_dtype, set_num_threads, set_printoptions, short, strided, uint8,
                    use_deterministic_algorithms)
 
-from . import function   # first: it imports teachgrad.variable at its end (the core's cycle, see above)
-from . import autograd, check, engine, interop, nn, ops, optim, utils
-from .engine import grad
-from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
-                        randint, randn, randn_like, randperm, tensor, zeros, zeros_like)
-from .function import Function
-from .once_differentiable import once_differentiable
-from .functional import (abs, add, all, allclose, any, cat, chunk, clamp, cos, div, dot, eq, equal, exp, flatten, is_tensor, log,
-                         log_softmax, masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, pow, relu,
-                         reshape, sigmoid, sin, softmax, split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze,
-                         where)
-# ops with torch's signatures (teachgrad/signatures.py, teachgrad/nn/functional_layers.py)
-from .functional import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10, log1p, log2,
-                         logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, sort,
-                         std, tile, topk, tril, triu, var)
+from .core.variable import Variable   # first: it stands on every layer below, and hands its class to them
+from . import autograd, nn, ops, optim, utils
+from .core import engine
+from .core.engine import grad
+from .api import interop
+from .api.factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, eye, from_numpy, full,
+                            full_like, linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
+                            tensor, zeros, zeros_like)
+from .api.torch_functions import (abs, add, all, allclose, any, cat, chunk, clamp, cos, div, dot, eq, equal, exp, flatten,
+                                  is_tensor, log, log_softmax, masked_fill, matmul, max, maximum, mean, min, minimum, mm,
+                                  mul, neg, norm, pow, relu, reshape, sigmoid, sin, softmax, split, sqrt, square, squeeze,
+                                  stack, sub, sum, t, tanh, transpose, unsqueeze, where)
+# ops with torch's signatures (teachgrad/api/torch_signatures.py, teachgrad/nn/functional_layers.py)
+from .api.torch_functions import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10,
+                                  log1p, log2, logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter,
+                                  scatter_add, sort, std, tile, topk, tril, triu, var)
+from .api.sampling import multinomial, normal
+from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .features.custom_function import Function
+from .features.once_differentiable import once_differentiable
 from .nn.functional_layers import conv1d, conv2d, dropout_function as dropout, max_pool2d_function as max_pool2d
 from .nn.functional_layers import (batch_norm_function as batch_norm, embedding_function as embedding,
                                    layer_norm_function as layer_norm)
-from .anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
-from .sampling import multinomial, normal
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
-from .variable import Variable
+from .rules.grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from . import func   # torch.func's transforms, on teachgrad's engine
 
 Tensor = Variable
 
 import sys as _sys  # noqa: E402
 _sys.modules[__name__ + ".cuda"] = cuda   # `import teachgrad.cuda` finds torch's, as `teachgrad.cuda` does
+# Files pickled by earlier versions name the module Variable was rebuilt from then: those names still load.
+_sys.modules[__name__ + ".variable"] = _sys.modules[__name__ + ".core.variable"]
+_sys.modules[__name__ + ".tensor_methods"] = _sys.modules[__name__ + ".api.tensor_methods"]
+interop.hand_over_namespaces(_sys.modules[__name__], nn.functional)   # torch.cat(x) -> tg.cat(x): see api/interop.py
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    if name == "viz":  # imported on first use: it needs the graphviz package
+    if name in ("viz", "check"):  # teaching tools, imported on first use (viz needs the graphviz package)
         import importlib
-        return importlib.import_module(".viz", __name__)
+        return importlib.import_module("." + name, __name__)
     function = interop.module_function(name)   # torch's own ATen function of that name, run as interop says
     if function is not None:
         globals()[name] = function

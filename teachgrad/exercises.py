@@ -19,7 +19,7 @@ from typing import Any, Callable
 import torch
 
 import teachgrad as tg
-from . import forward_ad
+from .autograd import forward_ad
 
 __all__ = ["Verdict", "check_dg", "check_grads", "check_predictions", "check_count_and_sum", "check_my_grad",
            "check_scale", "check_second_backward", "check_frozen_loss", "check_w_grad", "check_xsinx",

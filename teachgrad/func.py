@@ -27,11 +27,13 @@ from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence, TypeAlias
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
 
-from . import forward_ad, grad_mode, torch_leaves
-from .engine import grad as autograd_grad
-from .functional import stack as _stack_variables
-from .variable import Variable
+from .features import forward_ad
+from .rules import grad_mode, torch_leaves
+from .core.engine import grad as autograd_grad
+from .api.torch_functions import stack as _stack_variables
+from .core.variable import Variable
 from .ops import Alias
+from .rules import tangents
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
@@ -155,9 +157,9 @@ class _Level:
             inner = x.view_as(x)                      # an outer transform (or the caller's graph) still reaches x
         else:
             inner = x.detach().requires_grad_()
-            tangent = forward_ad.tangent_of(x) if forward_ad.is_dual(x) else None
+            tangent = tangents.tangent_of(x) if tangents.is_dual(x) else None
             if tangent is not None:                   # inside jvp: the tangent rides along (forward-over-reverse)
-                forward_ad.set_tangent(inner, tangent)
+                tangents.set_tangent(inner, tangent)
         self.inputs.append(inner)
         return inner
 
@@ -169,8 +171,8 @@ class _Level:
             if self.grad_enabled_outside and self._reaches_outside(v):
                 return v
             out = v.detach()
-            if forward_ad.is_dual(v):
-                forward_ad.set_tangent(out, forward_ad.tangent_of(v))
+            if tangents.is_dual(v):
+                tangents.set_tangent(out, tangents.tangent_of(v))
             return out
         return tree_map(one, value)
 

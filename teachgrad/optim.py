@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeAlias
 import torch
 import torch.optim as _torch_optim
 
-from .variable import Variable
+from .core.variable import Variable
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor

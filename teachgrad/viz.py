@@ -32,10 +32,11 @@ from collections import deque
 import graphviz
 import torch
 
-from . import forward_ad
-from .engine import Step, record_backward
+from .core.engine import Step, record_backward
 from .utils.checkpoint import _Placeholder
-from .variable import Variable
+from .core.variable import Variable
+from .rules import tangents
+from .rules import grad_mode
 
 __all__ = ["draw", "backward_steps", "Drawing", "Steps", "Step", "GraphvizNotFound"]
 
@@ -235,7 +236,7 @@ def _tangent(x):
     if isinstance(x, torch.Tensor):
         fw = torch.autograd.forward_ad
         return fw.unpack_dual(x).tangent if fw._current_level >= 0 else None
-    return forward_ad.tangent_of(x) if forward_ad._current_level >= 0 else None
+    return tangents.tangent_of(x) if grad_mode.forward_level >= 0 else None
 
 
 def _walk(roots, names, options):

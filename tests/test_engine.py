@@ -326,7 +326,7 @@ def test_backward_order_matches_torch():
         c = (a + b).sum()
         return c
     ours, theirs = both(run)
-    from teachgrad.engine import record_backward
+    from teachgrad.core.engine import record_backward
     with record_backward() as steps:
         ours.backward()
     order_ours = [type(s.node).__name__ for s in steps]
@@ -539,7 +539,7 @@ def test_setitem():
 
 def test_leaf_grad_shares_memory_with_nothing_a_user_holds():
     """A leaf may keep a gradient without copying it only when no one else can hold that tensor."""
-    from teachgrad.engine import record_backward
+    from teachgrad.core.engine import record_backward
 
     def twice_more(x):
         (x * 2).sum().backward()

@@ -392,7 +392,7 @@ def test_threads_accumulating_into_one_leaf_lose_no_update():
 
 
 def test_record_backward_is_per_thread_and_nests():
-    from teachgrad.engine import record_backward
+    from teachgrad.core.engine import record_backward
 
     def names(steps):
         return [s.node.name() for s in steps]
@@ -530,7 +530,7 @@ def test_first_gradient_layout_is_torchs(leaf, enforce):
 def test_a_gradient_strided_as_a_leaf_with_gaps_is_still_copied_contiguous():
     """The contract for a leaf that is not dense (a slice with gaps) asks for a contiguous gradient: one laid
     out with the leaf's own gapped strides is copied, though its strides equal the leaf's."""
-    from teachgrad import grad_layout
+    from teachgrad.rules import grad_layout
     leaf = torch.empty(4, 6)[:, ::2]
     grad = torch.ones(4, 6)[:, ::2]
     assert not grad_layout.obeys_contract(grad, leaf)
@@ -551,7 +551,7 @@ def _profiled_rows(lib):
 
 
 def test_a_profile_of_backward_lists_torchs_rows():
-    """torch's profiler sees each node teachgrad's engine runs under torch's names (teachgrad.profiling)."""
+    """torch's profiler sees each node teachgrad's engine runs under torch's names (teachgrad/rules/profiling.py)."""
     ours, theirs = _profiled_rows(tg), _profiled_rows(torch)
     assert ("autograd::engine::evaluate_function: PowBackward0", 3) in theirs
     assert ours == theirs

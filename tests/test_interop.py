@@ -1,4 +1,4 @@
-"""torch's own functions and Tensor methods called with Variables (teachgrad.interop).
+"""torch's own functions and Tensor methods called with Variables (teachgrad/api/interop.py).
 
 A custom Function's backward gets Variables in a first-order pass (torch's gets tensors), so code that
 calls torch's functions there (`torch.sigmoid(x)`) must keep working; where a graph must be recorded,

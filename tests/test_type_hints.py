@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 import teachgrad
-from teachgrad.function import Function
+from teachgrad.core.function import Function
 
-MODULES = ["tensor_methods", "functional", "signatures", "factories", "sampling", "grad_mode", "anomaly_mode",
-           "autograd.graph", "autograd.functional", "utils.checkpoint", "once_differentiable", "nn.functional",
-           "optim", "func", "check", "forward_ad"]
+MODULES = ["api.tensor_methods", "api.torch_functions", "api.torch_signatures", "api.factories", "api.sampling",
+           "rules.grad_mode", "features.anomaly_mode", "autograd.graph", "autograd.functional", "utils.checkpoint",
+           "features.once_differentiable", "nn.functional", "optim", "func", "check", "features.forward_ad",
+           "autograd.gradcheck"]
 FORMULAS = {"forward", "backward", "jvp", "setup_context"}   # an op's formulas read as math: left bare (issue #25)
 NOT_HINTED = {}   # "module.Qualified.name": why a hint would be wrong or impossible there (none so far)
 PACKAGE = str(Path(teachgrad.__file__).parent)

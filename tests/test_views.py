@@ -673,7 +673,7 @@ def test_a_custom_functions_view_outputs_know_their_base():
 
 def test_an_index_of_several_basic_items_in_no_grad_mode_is_torchs_view():
     """`x[1, 2:, None]` with nothing recorded: the kernels run on the data and the result is marked a view once per
-    view op (teachgrad.views.apply_view_ops); it must be the same view torch makes, with the same refusals."""
+    view op (teachgrad/rules/views.py, apply_view_ops); it must be the same view torch makes, with the same refusals."""
     def run(lib):
         y = lib.arange(24.0).view(2, 3, 4) * 1
         with lib.no_grad():

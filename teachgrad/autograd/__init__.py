@@ -7,15 +7,16 @@ import sys
 
 from torch.autograd import enforce_grad_layout_policy, profiler  # torch's own: its switch is the one teachgrad reads
 
-from .. import anomaly_mode, forward_ad, grad_mode
-from ..anomaly_mode import detect_anomaly, set_detect_anomaly
-from ..check import gradcheck, gradgradcheck
-from ..engine import backward, grad
-from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
-from ..variable import Variable
+from ..features import anomaly_mode, forward_ad
+from ..rules import grad_mode
+from ..features.anomaly_mode import detect_anomaly, set_detect_anomaly
+from .gradcheck import gradcheck, gradgradcheck
+from ..core.engine import backward, grad
+from ..rules.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from ..core.variable import Variable
 from . import function, functional, graph
 from .function import Function
-from ..once_differentiable import once_differentiable
+from ..features.once_differentiable import once_differentiable
 
 # `import teachgrad.autograd.forward_ad as fwAD` works, as it does for torch
 sys.modules[__name__ + ".forward_ad"] = forward_ad

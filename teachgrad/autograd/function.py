@@ -8,8 +8,9 @@ hand (`MyFn.forward(FunctionCtx(), x)`), as in torch.
 """
 import abc
 
-from ..function import BackwardNode, Function
-from ..once_differentiable import once_differentiable
+from ..core.node import BackwardNode
+from ..features.custom_function import Function
+from ..features.once_differentiable import once_differentiable
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 

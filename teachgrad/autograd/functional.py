@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Callable, Sequence, TypeAlias
 
 import torch
 
-from .. import forward_ad, grad_mode
-from ..engine import grad as autograd_grad
-from ..functional import stack as _stack_variables
-from ..variable import Variable
+from ..features import forward_ad
+from ..rules import grad_mode
+from ..core.engine import grad as autograd_grad
+from ..api.torch_functions import stack as _stack_variables
+from ..core.variable import Variable
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor                   # a teachgrad Variable or a torch tensor

@@ -19,12 +19,13 @@ import weakref
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .. import engine, function
-from ..graph import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
+from ..core import engine, node
+from ..core.variable import Variable as _Variable
+from ..features.saved_tensor_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
-    from ..hooks import RemovableHandle
-    from ..variable import Variable
+    from ..rules.hooks import RemovableHandle
+    from ..core.variable import Variable
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook",
@@ -38,7 +39,7 @@ region_activation_memory_budget = torch.autograd.graph.region_activation_memory_
 class Node(abc.ABC):
     """What every node of the backward graph offers (as torch.autograd.graph.Node documents it).
 
-    It is an abstract type, not a base class to build on: teachgrad's nodes (teachgrad.function.Node)
+    It is an abstract type, not a base class to build on: teachgrad's nodes (teachgrad.core.node.Node)
     and torch's own count as instances of it.
     """
 
@@ -66,7 +67,7 @@ class Node(abc.ABC):
 
     @classmethod
     def __subclasshook__(cls, subclass: type) -> bool:
-        if cls is Node and (issubclass(subclass, function.Node) or issubclass(subclass, torch.autograd.graph.Node)):
+        if cls is Node and (issubclass(subclass, node.Node) or issubclass(subclass, torch.autograd.graph.Node)):
             return True
         return NotImplemented
 
@@ -74,8 +75,8 @@ class Node(abc.ABC):
 def increment_version(tensor: TensorLike | Iterable[TensorLike]) -> None:
     """Bump the version counter of a tensor (or of each of several) written in a way autograd cannot see,
     so a saved copy of it is known to be stale."""
-    tensors = (tensor,) if isinstance(tensor, (function.Variable, torch.Tensor)) else tensor
-    torch.autograd.graph.increment_version([t.data if isinstance(t, function.Variable) else t for t in tensors])
+    tensors = (tensor,) if isinstance(tensor, (_Variable, torch.Tensor)) else tensor
+    torch.autograd.graph.increment_version([t.data if isinstance(t, _Variable) else t for t in tensors])
 
 
 def _node_of(variable):

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, TypeAlias
 import torch
 import torch.nn.functional as F
 
-from .. import functional as _tg
+from ..api import torch_functions as _tg
 from .. import ops
-from ..function import Builtin, Function
-from ..ops.broadcast import unbroadcast
-from ..variable import Variable
+from ..core.function import Function
+from ..rules.broadcast import unbroadcast
+from ..core.variable import Variable
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
@@ -21,8 +21,7 @@ if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
 sigmoid = _tg.sigmoid
 tanh = _tg.tanh
 # layers and activations (written in teachgrad/nn/functional_layers.py)
-from .functional_layers import (avg_pool2d, batch_norm, conv1d, conv2d, dropout, elu, embedding, gelu,  # noqa: E402,F401
-                                layer_norm, leaky_relu, max_pool2d, pad, silu, softplus)
+from .functional_layers import avg_pool2d, batch_norm, conv1d, conv2d, dropout, elu, embedding, gelu, layer_norm, leaky_relu, max_pool2d, pad, silu, softplus
 
 
 def relu(input: TensorLike, inplace: bool = False) -> Variable:
@@ -43,7 +42,7 @@ def _check_reduction(reduction):
 
 
 # pack_order: torch packs pos_weight, self, target, weight (its saved inputs by name)
-class BinaryCrossEntropyWithLogits(Builtin, node="BinaryCrossEntropyWithLogitsBackward0",
+class BinaryCrossEntropyWithLogits(Function, node="BinaryCrossEntropyWithLogitsBackward0",
                                    saves=("self", "target", "weight", "pos_weight"), nondifferentiable_args=(2, 3),
                                    pack_order=(3, 0, 1, 2)):
     """-w [p·t·log σ(x) + (1-t)·log(1-σ(x))], computed stably from logits x.
@@ -104,7 +103,7 @@ def binary_cross_entropy_with_logits(input: TensorLike, target: TensorLike, weig
     return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
-class BinaryCrossEntropy(Builtin, node="BinaryCrossEntropyBackward0", saves=("self", "target", "weight"),
+class BinaryCrossEntropy(Function, node="BinaryCrossEntropyBackward0", saves=("self", "target", "weight"),
                          nondifferentiable_args=(2,)):
     """-w [t·log(x) + (1-t)·log(1-x)] on probabilities x.  d/dx = w (x - t) / (x (1 - x))."""
 
@@ -145,7 +144,7 @@ def binary_cross_entropy(input: TensorLike, target: TensorLike, weight: TensorLi
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
-class MseLoss(Builtin, node="MseLossBackward0", saves=("self", "target")):
+class MseLoss(Function, node="MseLossBackward0", saves=("self", "target")):
     """(x - t)²: d/dx = 2 (x - t), d/dt = -2 (x - t)."""
 
     @staticmethod
@@ -211,7 +210,7 @@ def log_softmax(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
 
 
 # saves: self: torch keeps it, its formula does not need it
-class NllLoss(Builtin, node="NllLossBackward0", saves=("self", "target", "weight", "total_weight"),
+class NllLoss(Function, node="NllLossBackward0", saves=("self", "target", "weight", "total_weight"),
               nondifferentiable_args=(1, 2)):
     """Negative log-likelihood: -w[c]·x[c] for each sample's class c; reduced by the total weight."""
 

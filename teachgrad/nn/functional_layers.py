@@ -7,7 +7,7 @@ from typing import Optional
 import torch
 
 from .. import ops
-from ..variable import Variable
+from ..core.variable import Variable
 
 
 def _plain(x):

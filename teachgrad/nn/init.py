@@ -7,7 +7,7 @@ import functools
 
 import torch.nn.init as _torch_init
 
-from ..variable import Variable
+from ..core.variable import Variable
 
 __all__ = [name for name in dir(_torch_init) if not name.startswith("_") and callable(getattr(_torch_init, name))
            and getattr(getattr(_torch_init, name), "__module__", None) == _torch_init.__name__]

@@ -8,7 +8,7 @@ program's checks answer as under torch.
 """
 import torch
 
-from ..variable import Variable
+from ..core.variable import Variable
 
 
 class _ParameterType(type(torch.nn.Parameter)):

@@ -12,10 +12,10 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..function import Builtin
+from ..core.function import Function
 
 
-class _Elementwise(Builtin, saves=("self",)):
+class _Elementwise(Function, saves=("self",)):
     """f(a, *options) element by element: the gradient is grad * f'(a); f' comes from `derivative`."""
 
     options = 0   # how many non-tensor arguments follow a
@@ -125,7 +125,7 @@ class LeakyRelu(_Elementwise, node="LeakyReluBackward0"):
     derivative = staticmethod(leaky_relu_derivative)
 
 
-class Softmax(Builtin, node="SoftmaxBackward0", saves=("result",)):
+class Softmax(Function, node="SoftmaxBackward0", saves=("result",)):
     """exp(x) / sum(exp(x)) along dim.  Backward: s * (g - sum(g * s))."""
 
     @staticmethod
@@ -148,7 +148,7 @@ class Softmax(Builtin, node="SoftmaxBackward0", saves=("result",)):
         return s * (tx - (tx * s).sum(ctx.dim, keepdim=True))
 
 
-class LogSoftmax(Builtin, node="LogSoftmaxBackward0", saves=("result",)):
+class LogSoftmax(Function, node="LogSoftmaxBackward0", saves=("result",)):
     """x - log(sum(exp(x))) along dim.  Backward: g - exp(result) * sum(g)."""
 
     @staticmethod

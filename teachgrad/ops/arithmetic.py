@@ -3,11 +3,11 @@
 A gradient for a broadcast input (`b` of shape (3,) in `x + b` with x (4, 3)) comes back here with the
 output's shape; the engine sums it back to the input's shape, as torch's engine does for every node.
 """
-from ..function import Builtin
-from .broadcast import number_or_none, times, total
+from ..core.function import Function
+from ..rules.broadcast import number_or_none, times, total
 
 
-class Add(Builtin, node="AddBackward0", numbers_are_inputs=True):
+class Add(Function, node="AddBackward0", numbers_are_inputs=True):
     """a + b: the gradient passes through unchanged to both."""
 
     @staticmethod
@@ -24,7 +24,7 @@ class Add(Builtin, node="AddBackward0", numbers_are_inputs=True):
         return total(ta, tb)
 
 
-class Sub(Builtin, node="SubBackward0", numbers_are_inputs=True):
+class Sub(Function, node="SubBackward0", numbers_are_inputs=True):
     """a - b: the gradient passes to a, negated to b."""
 
     @staticmethod
@@ -41,7 +41,7 @@ class Sub(Builtin, node="SubBackward0", numbers_are_inputs=True):
         return total(ta, times(tb, -1))
 
 
-class Rsub(Builtin, node="RsubBackward1"):
+class Rsub(Function, node="RsubBackward1"):
     """number - a, as torch records it: one input, gradient negated."""
 
     @staticmethod
@@ -58,7 +58,7 @@ class Rsub(Builtin, node="RsubBackward1"):
 
 
 # pack_order: torch packs other before self (its saved inputs by name, then outputs)
-class Mul(Builtin, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
+class Mul(Function, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
     """a * b: each input's gradient is the gradient times the other input."""
 
     @staticmethod
@@ -85,7 +85,7 @@ class Mul(Builtin, node="MulBackward0", saves=("self", "other"), numbers_are_inp
 
 
 # pack_order: torch packs other before self (its saved inputs by name, then outputs)
-class Div(Builtin, node="DivBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
+class Div(Function, node="DivBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
     """a / b: d/da = 1/b, d/db = -a/b²."""
 
     @staticmethod
@@ -114,7 +114,7 @@ class DivByNumber(Div, node="DivBackward1", numbers_are_inputs=False):
     """a / number, as torch's own kernels (not Python's `/`) record it."""
 
 
-class Neg(Builtin, node="NegBackward0"):
+class Neg(Function, node="NegBackward0"):
     """-a."""
 
     @staticmethod
@@ -130,7 +130,7 @@ class Neg(Builtin, node="NegBackward0"):
         return -ta
 
 
-class Reciprocal(Builtin, node="ReciprocalBackward0", saves=("result",)):
+class Reciprocal(Function, node="ReciprocalBackward0", saves=("result",)):
     """1 / a: d/da = -1/a² = -result²."""
 
     @staticmethod

@@ -8,7 +8,7 @@ are torch's. The steps and error messages mirror torch's; the code is ours.
 """
 import torch
 
-from ..function import Builtin
+from ..core.function import Function
 from .shape import Diagonal, Permute, Unsqueeze
 
 _LETTERS = 26
@@ -16,7 +16,7 @@ _ELLIPSIS = 2 * _LETTERS   # the code of "..." among the label codes 0..51
 
 
 # saves: in the order torch packs them
-class Bmm(Builtin, node="BmmBackward0", saves=("mat2", "self")):
+class Bmm(Function, node="BmmBackward0", saves=("mat2", "self")):
     """Batched matrix product (b, n, m) @ (b, m, p): the gradients are products with the transposes."""
 
     @staticmethod

@@ -7,11 +7,11 @@ torch's kernels; on Variables (create_graph=True) they are the ops below, so sec
 """
 import torch
 
-from ..function import Builtin
+from ..core.function import Function
 from .shape import place_in_zeros
 
 
-class Gather(Builtin, node="GatherBackward0", saves=("index", "self"), nondifferentiable_args=(2,)):
+class Gather(Function, node="GatherBackward0", saves=("index", "self"), nondifferentiable_args=(2,)):
     """a.gather(dim, index): out[i][j] = a[index[i][j]][j] (dim 0). The gradient is scatter-added back."""
 
     @staticmethod
@@ -30,7 +30,7 @@ class Gather(Builtin, node="GatherBackward0", saves=("index", "self"), nondiffer
         return ta.gather(ctx.dim, ctx._primals[2])
 
 
-class Scatter(Builtin, node="ScatterBackward0", saves=("index",), nondifferentiable_args=(2,)):
+class Scatter(Function, node="ScatterBackward0", saves=("index",), nondifferentiable_args=(2,)):
     """a.scatter(dim, index, src): a with src's elements written at index. a's gradient is the gradient
     with the overwritten places zeroed; src's is the gradient read back at index."""
 
@@ -53,7 +53,7 @@ class Scatter(Builtin, node="ScatterBackward0", saves=("index",), nondifferentia
         return ta.scatter(ctx.dim, ctx._primals[2], tsrc)
 
 
-class ScatterValue(Builtin, node="ScatterBackward1", saves=("index",), nondifferentiable_args=(2,)):
+class ScatterValue(Function, node="ScatterBackward1", saves=("index",), nondifferentiable_args=(2,)):
     """a.scatter(dim, index, value) for a number: the overwritten places get no gradient."""
 
     @staticmethod
@@ -72,7 +72,7 @@ class ScatterValue(Builtin, node="ScatterBackward1", saves=("index",), nondiffer
         return ta.scatter(ctx.dim, ctx._primals[2], 0)
 
 
-class ScatterAdd(Builtin, node="ScatterAddBackward0", saves=("index",), nondifferentiable_args=(2,)):
+class ScatterAdd(Function, node="ScatterAddBackward0", saves=("index",), nondifferentiable_args=(2,)):
     """a.scatter_add(dim, index, src): src's elements added into a at index (repeats add up)."""
 
     @staticmethod
@@ -92,7 +92,7 @@ class ScatterAdd(Builtin, node="ScatterAddBackward0", saves=("index",), nondiffe
         return ta.scatter_add(ctx.dim, ctx._primals[2], tsrc)
 
 
-class IndexSelect(Builtin, node="IndexSelectBackward0", saves=("index",), nondifferentiable_args=(2,)):
+class IndexSelect(Function, node="IndexSelectBackward0", saves=("index",), nondifferentiable_args=(2,)):
     """a.index_select(dim, index): whole slices along dim, in the order index lists them (repeats add up)."""
 
     @staticmethod
@@ -118,7 +118,7 @@ class IndexSelect(Builtin, node="IndexSelectBackward0", saves=("index",), nondif
         return ta.index_select(ctx.dim, ctx._primals[2])
 
 
-class MaskedSelect(Builtin, node="MaskedSelectBackward0", saves=("mask", "self"), nondifferentiable_args=(1,)):
+class MaskedSelect(Function, node="MaskedSelectBackward0", saves=("mask", "self"), nondifferentiable_args=(1,)):
     """a.masked_select(mask): the elements where mask (broadcast with a) holds, as a 1-D tensor."""
 
     @staticmethod
@@ -140,7 +140,7 @@ class MaskedSelect(Builtin, node="MaskedSelectBackward0", saves=("mask", "self")
         return ta.masked_select(ctx._primals[1])
 
 
-class Embedding(Builtin, node="EmbeddingBackward0", saves=("indices",), nondifferentiable_args=(1,)):
+class Embedding(Function, node="EmbeddingBackward0", saves=("indices",), nondifferentiable_args=(1,)):
     """weight[indices]: a row of the table per index. Rows picked several times add up their gradients;
     the row `padding_idx` gets none; `scale_grad_by_freq` divides by how often each row was picked."""
 

@@ -8,11 +8,11 @@ clear error, to be differentiated again (see NoDoubleBackward).
 """
 import torch
 
-from .. import function
-from ..function import Builtin
+from ..core.function import Function
+from ..rules import variable_class
 
 
-class NoDoubleBackward(Builtin, node="NotImplemented", none_is_input=True):
+class NoDoubleBackward(Function, node="NotImplemented", none_is_input=True):
     """Stands after a backward that teachgrad computes only once: differentiating through it raises.
 
     Like torch's node after a @once_differentiable backward, it takes each gradient (as a fresh leaf,
@@ -34,7 +34,7 @@ class NoDoubleBackward(Builtin, node="NotImplemented", none_is_input=True):
 def first_order_only(op, grads, *involved):
     """The gradients from a backward computed on plain tensors; when recording (create_graph) and any of
     `involved` requires grad, passed through a NoDoubleBackward node so that a second derivative raises."""
-    Variable = function.Variable
+    Variable = variable_class.Variable
     wrapped = tuple(None if g is None else Variable._make(g) for g in grads)
     if not any(isinstance(v, Variable) and v.requires_grad for v in involved):
         return wrapped
@@ -48,12 +48,12 @@ def first_order_only(op, grads, *involved):
 
 
 def _data(x):
-    return x.data if isinstance(x, function.Variable) else x
+    return x.data if isinstance(x, variable_class.Variable) else x
 
 
 # --- convolution --------------------------------------------------------------------------------
 
-class Convolution(Builtin, node="ConvolutionBackward0", saves=("input", "weight"), none_is_input=True):
+class Convolution(Function, node="ConvolutionBackward0", saves=("input", "weight"), none_is_input=True):
     """conv1d / conv2d: each output element is a weighted sum over a window of the input (torch's convolution).
 
     Backward: torch's convolution_backward kernel (the input's gradient is a transposed convolution of
@@ -91,7 +91,7 @@ class Convolution(Builtin, node="ConvolutionBackward0", saves=("input", "weight"
 
 # --- pooling ------------------------------------------------------------------------------------
 
-class MaxPool2d(Builtin, node="MaxPool2DWithIndicesBackward0", saves=("self", "result1")):
+class MaxPool2d(Function, node="MaxPool2DWithIndicesBackward0", saves=("self", "result1")):
     """max_pool2d: the largest element of each window, and where it was (flat index in its H×W plane).
 
     Backward: each window's gradient goes to its largest element, added where windows overlap:
@@ -124,7 +124,7 @@ class MaxPool2d(Builtin, node="MaxPool2DWithIndicesBackward0", saves=("self", "r
         return picked.reshape(indices.shape), None
 
 
-class AvgPool2d(Builtin, node="AvgPool2DBackward0", saves=("self",)):
+class AvgPool2d(Function, node="AvgPool2DBackward0", saves=("self",)):
     """avg_pool2d: the mean of each window. Backward spreads each window's gradient evenly over it
     (torch's avg_pool2d_backward kernel); that is linear in the gradient, and its own backward is
     avg_pool2d again, so second derivatives work (AvgPool2dBackward)."""
@@ -149,7 +149,7 @@ class AvgPool2d(Builtin, node="AvgPool2DBackward0", saves=("self",)):
         return torch.ops.aten.avg_pool2d(ta, *ctx.options)
 
 
-class AvgPool2dBackward(Builtin, node="AvgPool2DBackwardBackward0", nondifferentiable_args=(1,)):
+class AvgPool2dBackward(Function, node="AvgPool2DBackwardBackward0", nondifferentiable_args=(1,)):
     """The gradient of avg_pool2d as an op of its own (for create_graph): its backward is avg_pool2d."""
 
     @staticmethod
@@ -187,7 +187,7 @@ def _normalize_tangent(tx, x_hat, rstd, axes):
 
 
 # saves: in the order torch packs them
-class NativeLayerNorm(Builtin, node="NativeLayerNormBackward0",
+class NativeLayerNorm(Function, node="NativeLayerNormBackward0",
                       saves=("bias", "input", "weight", "result1", "result2"), none_is_input=True):
     """layer_norm: each sample normalized over its last dims (normalized_shape), then * weight + bias."""
 
@@ -234,7 +234,7 @@ def _sum_over(x, dims):
 
 
 # saves: torch's packing order
-class NativeBatchNorm(Builtin, node="NativeBatchNormBackward0",
+class NativeBatchNorm(Function, node="NativeBatchNormBackward0",
                       saves=("input", "running_mean", "running_var", "weight", "result1", "result2"),
                       none_is_input=True, nondifferentiable_args=(3, 4)):
     """batch_norm: each channel (dim 1) normalized over the batch and the other dims, then * weight + bias.
@@ -294,7 +294,7 @@ class NativeBatchNorm(Builtin, node="NativeBatchNormBackward0",
 
 # --- dropout on accelerators --------------------------------------------------------------------
 
-class NativeDropout(Builtin, node="NativeDropoutBackward0", saves=("result1",)):
+class NativeDropout(Function, node="NativeDropoutBackward0", saves=("result1",)):
     """torch's fused dropout kernel, which torch uses off the CPU: input * mask / (1 - p)."""
 
     @staticmethod

@@ -3,10 +3,10 @@ Each backward undoes the arrangement on the gradient (derivatives.yaml's repeat_
 """
 import torch
 
-from ..function import Builtin
+from ..core.function import Function
 
 
-class Repeat(Builtin, node="RepeatBackward0"):
+class Repeat(Function, node="RepeatBackward0"):
     """a.repeat(*repeats): a tiled repeats[i] times along each dim (leading repeats add new dims).
 
     Backward: the gradient cut into its tiles, which are summed.
@@ -35,7 +35,7 @@ class Repeat(Builtin, node="RepeatBackward0"):
         return ta.repeat(ctx.repeats)
 
 
-class Flip(Builtin, node="FlipBackward0"):
+class Flip(Function, node="FlipBackward0"):
     """a.flip(dims): the order reversed along dims; the gradient is flipped back."""
 
     @staticmethod
@@ -52,7 +52,7 @@ class Flip(Builtin, node="FlipBackward0"):
         return ta.flip(ctx.dims)
 
 
-class Roll(Builtin, node="RollBackward0"):
+class Roll(Function, node="RollBackward0"):
     """a.roll(shifts, dims): elements shifted cyclically; the gradient is rolled back by -shifts."""
 
     @staticmethod
@@ -70,7 +70,7 @@ class Roll(Builtin, node="RollBackward0"):
         return ta.roll(ctx.shifts, ctx.dims)
 
 
-class Tril(Builtin, node="TrilBackward0"):
+class Tril(Function, node="TrilBackward0"):
     """a.tril(diagonal): the lower triangle kept, the rest zeroed; the gradient likewise."""
 
     @staticmethod
@@ -87,7 +87,7 @@ class Tril(Builtin, node="TrilBackward0"):
         return ta.tril(ctx.diagonal)
 
 
-class Triu(Builtin, node="TriuBackward0"):
+class Triu(Function, node="TriuBackward0"):
     """a.triu(diagonal): the upper triangle kept, the rest zeroed; the gradient likewise."""
 
     @staticmethod
@@ -104,7 +104,7 @@ class Triu(Builtin, node="TriuBackward0"):
         return ta.triu(ctx.diagonal)
 
 
-class ConstantPadNd(Builtin, node="ConstantPadNdBackward0"):
+class ConstantPadNd(Function, node="ConstantPadNdBackward0"):
     """F.pad(a, pad, value=v): a surrounded by v (pad lists (left, right) amounts from the last dim back;
     negative amounts crop). Backward crops the gradient back: a pad by the negated amounts."""
 

@@ -1,5 +1,5 @@
 """Matrix products. For C = A @ B:  dA = dC @ Bᵀ  and  dB = Aᵀ @ dC."""
-from ..function import Builtin
+from ..core.function import Function
 from .shape import SqueezeDim, Unsqueeze, UnsafeView, reshape
 
 
@@ -26,7 +26,7 @@ def _mm_grad_b(grad, a, column_major):
 
 
 # pack_order: torch packs mat2 before self (its saved inputs by name, then outputs)
-class Mm(Builtin, node="MmBackward0", saves=("self", "mat2"), pack_order=(1, 0)):
+class Mm(Function, node="MmBackward0", saves=("self", "mat2"), pack_order=(1, 0)):
     """Matrix @ matrix."""
 
     @staticmethod
@@ -48,7 +48,7 @@ class Mm(Builtin, node="MmBackward0", saves=("self", "mat2"), pack_order=(1, 0))
         return ta.mm(b) + a.mm(tb)
 
 
-class Mv(Builtin, node="MvBackward0", saves=("self", "vec")):
+class Mv(Function, node="MvBackward0", saves=("self", "vec")):
     """Matrix @ vector."""
 
     @staticmethod
@@ -69,7 +69,7 @@ class Mv(Builtin, node="MvBackward0", saves=("self", "vec")):
         return ta.mv(v) + a.mv(tv)
 
 
-class Dot(Builtin, node="DotBackward0", saves=("self", "tensor")):
+class Dot(Function, node="DotBackward0", saves=("self", "tensor")):
     """Vector · vector."""
 
     @staticmethod
@@ -89,7 +89,7 @@ class Dot(Builtin, node="DotBackward0", saves=("self", "tensor")):
         return ta.dot(b) + a.dot(tb)
 
 
-class Addmm(Builtin, node="AddmmBackward0", saves=("mat1", "mat2")):
+class Addmm(Function, node="AddmmBackward0", saves=("mat1", "mat2")):
     """bias + A @ B in one op (what `linear` records for a batch)."""
 
     @staticmethod
@@ -117,7 +117,7 @@ class MatmulSqueeze(SqueezeDim, node="SqueezeBackward4"):
 
 
 # pack_order: torch packs other before self (its saved inputs by name, then outputs)
-class Matmul(Builtin, node="MatmulBackward0", saves=("self", "other"), pack_order=(1, 0)):
+class Matmul(Function, node="MatmulBackward0", saves=("self", "other"), pack_order=(1, 0)):
     """Batched matrix products with broadcasting, for shapes the cases in `matmul` do not cover."""
 
     @staticmethod

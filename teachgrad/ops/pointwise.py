@@ -1,11 +1,11 @@
 """Element-wise functions: each gradient is the incoming gradient times the local derivative."""
 import torch
 
-from ..function import Builtin
-from .broadcast import times, total
+from ..core.function import Function
+from ..rules.broadcast import times, total
 
 
-class Exp(Builtin, node="ExpBackward0", saves=("result",)):
+class Exp(Function, node="ExpBackward0", saves=("result",)):
     """exp(a): its own derivative, so the result is saved."""
 
     @staticmethod
@@ -24,7 +24,7 @@ class Exp(Builtin, node="ExpBackward0", saves=("result",)):
         return ta * ctx._result
 
 
-class Log(Builtin, node="LogBackward0", saves=("self",)):
+class Log(Function, node="LogBackward0", saves=("self",)):
     """log(a): d/da = 1/a."""
 
     @staticmethod
@@ -43,7 +43,7 @@ class Log(Builtin, node="LogBackward0", saves=("self",)):
         return ta / a
 
 
-class Sqrt(Builtin, node="SqrtBackward0", saves=("result",)):
+class Sqrt(Function, node="SqrtBackward0", saves=("result",)):
     """sqrt(a): d/da = 1 / (2 sqrt(a))."""
 
     @staticmethod
@@ -62,7 +62,7 @@ class Sqrt(Builtin, node="SqrtBackward0", saves=("result",)):
         return ta / (2 * ctx._result)
 
 
-class Sin(Builtin, node="SinBackward0", saves=("self",)):
+class Sin(Function, node="SinBackward0", saves=("self",)):
     """sin(a): d/da = cos(a)."""
 
     @staticmethod
@@ -81,7 +81,7 @@ class Sin(Builtin, node="SinBackward0", saves=("self",)):
         return ta * a.cos()
 
 
-class Cos(Builtin, node="CosBackward0", saves=("self",)):
+class Cos(Function, node="CosBackward0", saves=("self",)):
     """cos(a): d/da = -sin(a)."""
 
     @staticmethod
@@ -105,7 +105,7 @@ _tanh_backward = torch.ops.aten.tanh_backward.default
 _sigmoid_backward = torch.ops.aten.sigmoid_backward.default
 
 
-class Tanh(Builtin, node="TanhBackward0", saves=("result",)):
+class Tanh(Function, node="TanhBackward0", saves=("result",)):
     """tanh(a): d/da = 1 - tanh(a)²."""
 
     @staticmethod
@@ -127,7 +127,7 @@ class Tanh(Builtin, node="TanhBackward0", saves=("result",)):
         return ta * (1 - result * result)
 
 
-class Sigmoid(Builtin, node="SigmoidBackward0", saves=("result",)):
+class Sigmoid(Function, node="SigmoidBackward0", saves=("result",)):
     """sigmoid(a) = 1 / (1 + exp(-a)): d/da = s (1 - s)."""
 
     @staticmethod
@@ -162,7 +162,7 @@ def threshold_backward(grad, result):
     return grad.where(result > 0, 0.0)
 
 
-class Relu(Builtin, node="ReluBackward0", saves=("result",)):
+class Relu(Function, node="ReluBackward0", saves=("result",)):
     """max(a, 0): the gradient passes where the result is positive."""
 
     @staticmethod
@@ -181,7 +181,7 @@ class Relu(Builtin, node="ReluBackward0", saves=("result",)):
         return ta.where(ctx._result > 0, 0.0)
 
 
-class Sign(Builtin, node="SignBackward0"):
+class Sign(Function, node="SignBackward0"):
     """sign(a): flat almost everywhere, so its gradient is zero."""
 
     @staticmethod
@@ -197,7 +197,7 @@ class Sign(Builtin, node="SignBackward0"):
         return torch.zeros_like(ta)
 
 
-class Abs(Builtin, node="AbsBackward0", saves=("self",)):
+class Abs(Function, node="AbsBackward0", saves=("self",)):
     """|a|: d/da = sign(a) (0 at 0, as in torch)."""
 
     @staticmethod
@@ -216,7 +216,7 @@ class Abs(Builtin, node="AbsBackward0", saves=("self",)):
         return ta * a.sign()
 
 
-class Clamp(Builtin, node="ClampBackward1", saves=("self",)):
+class Clamp(Function, node="ClampBackward1", saves=("self",)):
     """a limited to [min, max] (numbers): the gradient passes where a is inside the range."""
 
     @staticmethod
@@ -246,7 +246,7 @@ class ClampMax(Clamp, node="ClampMaxBackward0"):
 
 # pack_order: torch packs max, min, self (its saved inputs by name, then outputs)
 # none_is_input: a bound left out still has its (empty) edge, as torch's Tensor? arguments
-class ClampTensor(Builtin, node="ClampBackward0", saves=("self", "min", "max"), none_is_input=True,
+class ClampTensor(Function, node="ClampBackward0", saves=("self", "min", "max"), none_is_input=True,
                   pack_order=(2, 1, 0)):
     """a limited to [min, max] given as tensors, which may require grad themselves.
 
@@ -290,7 +290,7 @@ def _inside(a, low, high):
 
 
 # pack_order: torch packs other before self (its saved inputs by name, then outputs)
-class _Pick(Builtin, saves=("self", "other"), pack_order=(1, 0)):
+class _Pick(Function, saves=("self", "other"), pack_order=(1, 0)):
     """Element-wise max or min of a and b: the gradient goes to the one picked, halved on ties.
 
     As torch: where(a == b, grad / 2, grad), zeroed for the input that lost (NaN loses to no one).
@@ -326,7 +326,7 @@ class Minimum(_Pick, node="MinimumBackward0"):
     loses = staticmethod(lambda x, y: x > y)
 
 
-class Where(Builtin, node="WhereBackward0", saves=("condition",), nondifferentiable_args=(0,)):
+class Where(Function, node="WhereBackward0", saves=("condition",), nondifferentiable_args=(0,)):
     """where(condition, a, b): the gradient goes to a where the condition holds, else to b."""
 
     @staticmethod
@@ -359,7 +359,7 @@ class ClampMaxTensor(ClampTensor, node="ClampMaxBackward1", saves=("self", "max"
     """a.clamp_max(tensor), likewise: the bound is the third argument, with no edge for the missing min."""
 
 
-class MaskedFill(Builtin, node="MaskedFillBackward0", saves=("mask",), nondifferentiable_args=(1,)):
+class MaskedFill(Function, node="MaskedFillBackward0", saves=("mask",), nondifferentiable_args=(1,)):
     """a with `value` written where `mask` holds: the gradient passes where it does not."""
 
     @staticmethod

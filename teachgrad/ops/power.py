@@ -11,11 +11,11 @@ import math
 
 import torch
 
-from ..function import Builtin
-from .broadcast import total
+from ..core.function import Function
+from ..rules.broadcast import total
 
 
-class Pow(Builtin, node="PowBackward0", saves=("self",)):
+class Pow(Function, node="PowBackward0", saves=("self",)):
     """a ** n for a number n: d/da = n * a**(n-1)."""
 
     @staticmethod
@@ -41,7 +41,7 @@ class Pow(Builtin, node="PowBackward0", saves=("self",)):
 
 
 # pack_order: torch packs exponent, self, result (its saved inputs by name, then outputs)
-class PowTensor(Builtin, node="PowBackward1", saves=("self", "exponent", "result"), pack_order=(1, 0, 2)):
+class PowTensor(Function, node="PowBackward1", saves=("self", "exponent", "result"), pack_order=(1, 0, 2)):
     """a ** b for tensors: d/da = b * a**(b-1), d/db = a**b * log(a)."""
 
     @staticmethod
@@ -70,7 +70,7 @@ class PowTensor(Builtin, node="PowBackward1", saves=("self", "exponent", "result
         return total(ta * b * a ** (b - 1), tb * d_b)
 
 
-class PowScalarBase(Builtin, node="PowBackward2", saves=("exponent", "result")):
+class PowScalarBase(Function, node="PowBackward2", saves=("exponent", "result")):
     """number ** b: d/db = number**b * log(number)."""
 
     @staticmethod

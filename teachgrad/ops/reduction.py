@@ -1,7 +1,7 @@
 """Reductions: sum, mean, max, min. Backward spreads the gradient back over the reduced elements."""
 import torch
 
-from ..function import Builtin
+from ..core.function import Function
 
 
 def _restore_dims(grad, dims, ndim, keepdim):
@@ -17,7 +17,7 @@ def _dims(dim):
     return tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
 
 
-class Sum(Builtin, node="SumBackward0"):
+class Sum(Function, node="SumBackward0"):
     """Sum of all elements: each element gets the whole gradient."""
 
     @staticmethod
@@ -34,7 +34,7 @@ class Sum(Builtin, node="SumBackward0"):
         return ta.sum()
 
 
-class SumDim(Builtin, node="SumBackward1"):
+class SumDim(Function, node="SumBackward1"):
     """Sum over `dim`: the gradient is copied along the summed dimensions."""
 
     @staticmethod
@@ -52,7 +52,7 @@ class SumDim(Builtin, node="SumBackward1"):
         return ta.sum(ctx.dims, keepdim=ctx.keepdim)
 
 
-class Mean(Builtin, node="MeanBackward0"):
+class Mean(Function, node="MeanBackward0"):
     """Mean of all elements: each element gets gradient / count."""
 
     @staticmethod
@@ -69,7 +69,7 @@ class Mean(Builtin, node="MeanBackward0"):
         return ta.mean()
 
 
-class MeanDim(Builtin, node="MeanBackward1"):
+class MeanDim(Function, node="MeanBackward1"):
     """Mean over `dim`: the gradient divided by the count, copied along those dimensions."""
 
     @staticmethod
@@ -89,7 +89,7 @@ class MeanDim(Builtin, node="MeanBackward1"):
         return ta.mean(ctx.dims, keepdim=ctx.keepdim)
 
 
-class _Extreme(Builtin, saves=("self", "result")):
+class _Extreme(Function, saves=("self", "result")):
     """max/min of all elements: the gradient is shared evenly among the elements that reach it.
 
     Those elements are the ones equal to the result, or the NaNs when the result is NaN
@@ -126,7 +126,7 @@ class Min(_Extreme, node="MinBackward1"):
     reduce = staticmethod(torch.min)
 
 
-class _ExtremeDim(Builtin, saves=("indices",)):
+class _ExtremeDim(Function, saves=("indices",)):
     """max/min along `dim`: returns (values, indices); the gradient goes to the chosen index."""
 
     reduce = None
@@ -164,7 +164,7 @@ class MinDim(_ExtremeDim, node="MinBackward0"):
     reduce = staticmethod(torch.min)
 
 
-class Norm(Builtin, node="LinalgVectorNormBackward0", saves=("self", "result")):
+class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result")):
     """The p-norm (sum |a|^p)^(1/p), of all elements or along `dim`.
 
     d/da = a |a|^(p-2) / norm^(p-1): a / norm for p = 2, sign(a) for p = 1; 0 where the norm is 0.

@@ -6,7 +6,7 @@ the position each value came from; the indices get none).
 """
 import torch
 
-from ..function import Builtin
+from ..core.function import Function
 from .shape import Cat
 
 
@@ -15,7 +15,7 @@ def reversed_cumsum(x, dim):
     return x.flip(dim).cumsum(dim).flip(dim)
 
 
-class Cumsum(Builtin, node="CumsumBackward0"):
+class Cumsum(Function, node="CumsumBackward0"):
     """a.cumsum(dim): out[i] = a[0] + ... + a[i]. Each a[k] reaches every out[i] with i >= k."""
 
     @staticmethod
@@ -40,7 +40,7 @@ def _without(a, dim, k):
     return a.where(position != k, 1.0)
 
 
-class Cumprod(Builtin, node="CumprodBackward0", saves=("self", "result")):
+class Cumprod(Function, node="CumprodBackward0", saves=("self", "result")):
     """a.cumprod(dim): out[i] = a[0] * ... * a[i].
 
     d out[i] / d a[k] = product of a[j], j <= i, j != k (for i >= k). Without zeros that is out[i] / a[k],
@@ -90,7 +90,7 @@ def _cat(pieces, dim):
     return Cat.apply(dim, *pieces)
 
 
-class _ValueSelecting(Builtin, saves=("indices",)):
+class _ValueSelecting(Function, saves=("indices",)):
     """Base of sort and topk: (values, indices); a value's gradient goes back to where it was taken from."""
 
     @classmethod

@@ -4,8 +4,9 @@ Their backward puts each gradient element back where its input element came from
 """
 import torch
 
-from .. import function, views
-from ..function import Builtin
+from ..rules import views
+from ..core.function import Function
+from ..rules import variable_class
 
 
 def wrap_dim(dim, ndim):
@@ -18,7 +19,7 @@ def wrap_dim(dim, ndim):
     return dim % bound
 
 
-class T(Builtin, node="TBackward0", is_view=True):
+class T(Function, node="TBackward0", is_view=True):
     """a.t(): transpose a matrix; the gradient is transposed back."""
 
     @staticmethod
@@ -34,7 +35,7 @@ class T(Builtin, node="TBackward0", is_view=True):
         return ta.t()
 
 
-class Transpose(Builtin, node="TransposeBackward0", is_view=True):
+class Transpose(Function, node="TransposeBackward0", is_view=True):
     """Swap two dimensions; the gradient swaps them back."""
 
     @staticmethod
@@ -51,7 +52,7 @@ class Transpose(Builtin, node="TransposeBackward0", is_view=True):
         return ta.transpose(*ctx.dims)
 
 
-class Permute(Builtin, node="PermuteBackward0", is_view=True):
+class Permute(Function, node="PermuteBackward0", is_view=True):
     """Reorder dimensions; the gradient gets the inverse order."""
 
     @staticmethod
@@ -69,7 +70,7 @@ class Permute(Builtin, node="PermuteBackward0", is_view=True):
         return ta.permute(dims)
 
 
-class View(Builtin, node="ViewBackward0", is_view=True):
+class View(Function, node="ViewBackward0", is_view=True):
     """The same elements seen with another shape; the gradient is reshaped back."""
 
     @staticmethod
@@ -90,7 +91,7 @@ class UnsafeView(View, node="UnsafeViewBackward0", is_view=False):
     """A reshape of a fresh copy (what torch's reshape and matmul record): not a view of anything."""
 
 
-class Clone(Builtin, node="CloneBackward0"):
+class Clone(Function, node="CloneBackward0"):
     """A copy: the gradient passes through."""
 
     @staticmethod
@@ -123,7 +124,7 @@ def reshape(a, shape):
     return ReshapeAlias.apply(a, shape)
 
 
-class Unsqueeze(Builtin, node="UnsqueezeBackward0", is_view=True):
+class Unsqueeze(Function, node="UnsqueezeBackward0", is_view=True):
     """Insert a dimension of size 1; the gradient squeezes it away."""
 
     @staticmethod
@@ -140,7 +141,7 @@ class Unsqueeze(Builtin, node="UnsqueezeBackward0", is_view=True):
         return ta.unsqueeze(ctx.dim)
 
 
-class Squeeze(Builtin, node="SqueezeBackward0", is_view=True):
+class Squeeze(Function, node="SqueezeBackward0", is_view=True):
     """Remove every dimension of size 1; the gradient is reshaped back."""
 
     @staticmethod
@@ -157,7 +158,7 @@ class Squeeze(Builtin, node="SqueezeBackward0", is_view=True):
         return ta.reshape(ctx._result.shape)
 
 
-class SqueezeDim(Builtin, node="SqueezeBackward1", is_view=True):
+class SqueezeDim(Function, node="SqueezeBackward1", is_view=True):
     """Remove dimension `dim` if it has size 1."""
 
     @staticmethod
@@ -174,7 +175,7 @@ class SqueezeDim(Builtin, node="SqueezeBackward1", is_view=True):
         return ta.reshape(ctx._result.shape)
 
 
-class Expand(Builtin, node="ExpandBackward0", is_view=True):
+class Expand(Function, node="ExpandBackward0", is_view=True):
     """Repeat size-1 dimensions without copying; the gradient sums the repeats."""
 
     @staticmethod
@@ -191,7 +192,7 @@ class Expand(Builtin, node="ExpandBackward0", is_view=True):
         return ta.expand(ctx._result.shape)
 
 
-class CopyGrad(Builtin, node="CopyBackwards"):
+class CopyGrad(Function, node="CopyBackwards"):
     """`dst.copy_(src)` into a fresh tensor: how a leaf keeps its first gradient under create_graph.
 
     Its node has an edge to nothing for `dst` (torch's CopyBackwards); `src` gets the gradient.
@@ -207,7 +208,7 @@ class CopyGrad(Builtin, node="CopyBackwards"):
         return None, grad.to(ctx.dtype)
 
 
-class ToCopy(Builtin, node="ToCopyBackward0"):
+class ToCopy(Function, node="ToCopyBackward0"):
     """A copy on another device or with another dtype; the gradient goes back to the original's."""
 
     @staticmethod
@@ -267,7 +268,7 @@ def python_index(indices):
     return tuple(slice(None) if i is None else i for i in indices)
 
 
-class PlaceInZeros(Builtin, node="IndexPutBackward0"):
+class PlaceInZeros(Function, node="IndexPutBackward0"):
     """Writes a gradient into zeros at an index; its own gradient reads that index back."""
 
     @staticmethod
@@ -285,7 +286,7 @@ class PlaceInZeros(Builtin, node="IndexPutBackward0"):
         return _place(tgrad, shape, index, accumulate)
 
 
-class _Indexing(Builtin):
+class _Indexing(Function):
     """Base of the indexing ops: forward reads a[index], backward writes the gradient there."""
 
     accumulate = False
@@ -312,7 +313,7 @@ class Slice(_Indexing, node="SliceBackward0", is_view=True):
     """a[..., start:stop:step, ...]: a range along a dimension."""
 
 
-class FwPrimal(Builtin, node="CppFunction", qualified_name="torch::autograd::Identity", is_view=True):
+class FwPrimal(Function, node="CppFunction", qualified_name="torch::autograd::Identity", is_view=True):
     """unpack_dual(t).primal: all of t as a new view, without its tangent (torch's _fw_primal; its node is a C++
     Identity, which torch shows as CppFunction)."""
 
@@ -329,7 +330,7 @@ class FwPrimal(Builtin, node="CppFunction", qualified_name="torch::autograd::Ide
         return ta
 
 
-class Alias(Builtin, node="AliasBackward0", is_view=True):
+class Alias(Function, node="AliasBackward0", is_view=True):
     """a[...]: all of a, as a new view of it."""
 
     @staticmethod
@@ -345,7 +346,7 @@ class Alias(Builtin, node="AliasBackward0", is_view=True):
         return ta[...]
 
 
-class Diagonal(Builtin, node="DiagonalBackward0", is_view=True):
+class Diagonal(Function, node="DiagonalBackward0", is_view=True):
     """a.diagonal(offset, dim1, dim2): the elements a[..., i, i + offset, ...], a view."""
 
     @staticmethod
@@ -364,7 +365,7 @@ class Diagonal(Builtin, node="DiagonalBackward0", is_view=True):
         return ta.diagonal(*ctx.args)
 
 
-class Unbind(Builtin, node="UnbindBackward0", is_view=True):
+class Unbind(Function, node="UnbindBackward0", is_view=True):
     """a.unbind(dim): every position along dim, as separate views; their gradients are stacked back."""
 
     @staticmethod
@@ -386,7 +387,7 @@ class Unbind(Builtin, node="UnbindBackward0", is_view=True):
         return ta.unbind(ctx.dim)
 
 
-class Split(Builtin, node="SplitBackward0", is_view=True):
+class Split(Function, node="SplitBackward0", is_view=True):
     """a.split(size, dim) and a.chunk(n, dim): consecutive pieces as views; gradients are joined back."""
 
     @staticmethod
@@ -421,7 +422,7 @@ def _join(join, Join, dim, grads):
     return Join.apply(dim, *grads)
 
 
-class Index(Builtin, node="IndexBackward0", saves=("indices[]",)):
+class Index(Function, node="IndexBackward0", saves=("indices[]",)):
     """a[tensors]: positions chosen by integer or boolean tensors (repeats add up in backward).
 
     `indices` holds one entry per dimension it indexes: an index tensor, or None for one taken whole.
@@ -446,7 +447,7 @@ class Index(Builtin, node="IndexBackward0", saves=("indices[]",)):
 
 def plain_index(item):
     """An index with Variables replaced by their torch tensors (lists of them by a tensor)."""
-    Variable = function.Variable
+    Variable = variable_class.Variable
     if isinstance(item, Variable):
         return item.data
     if isinstance(item, list):
@@ -459,7 +460,7 @@ def plain_index(item):
 def getitem(a, index):
     """a[index], recorded as torch records it: a view per basic index (Select, Slice, Unsqueeze),
     then one Index node for the tensor indices, if any."""
-    if isinstance(index, list) and any(isinstance(i, (list, tuple, slice, torch.Tensor, function.Variable))
+    if isinstance(index, list) and any(isinstance(i, (list, tuple, slice, torch.Tensor, variable_class.Variable))
                                        or i is None or i is Ellipsis for i in index):
         index = tuple(index)   # as torch (and numpy once): a list holding sequences indexes like a tuple
     if isinstance(index, slice):
@@ -528,7 +529,7 @@ def _dims_used(item):
 
 def copy_to(dst, value):
     """dst[...] = value, as torch's __setitem__ writes it: copy_ same shapes, fill_ a 0-dim, else broadcast."""
-    Variable = function.Variable
+    Variable = variable_class.Variable
     if not isinstance(value, (Variable, torch.Tensor)):
         value = torch.tensor(value, dtype=dst.dtype, device=dst.device)
     if value.shape == dst.shape:
@@ -545,7 +546,7 @@ def copy_to(dst, value):
 
 # --- joining ----------------------------------------------------------------------------------
 
-class Cat(Builtin, node="CatBackward0"):
+class Cat(Function, node="CatBackward0"):
     """Join tensors along an existing dimension; the gradient is cut back into pieces."""
 
     @staticmethod
@@ -566,7 +567,7 @@ class Cat(Builtin, node="CatBackward0"):
         return torch.cat(tangents, ctx.dim)
 
 
-class Stack(Builtin, node="StackBackward0"):
+class Stack(Function, node="StackBackward0"):
     """Join tensors along a new dimension; each gets its slice of the gradient."""
 
     @staticmethod

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from ..function import Builtin
+from ..core.function import Function
 from .reduction import _restore_dims
 
 
@@ -49,7 +49,7 @@ def _var_tangent(ta, a, dims, correction, keepdim):
     return per_element.sum() if dims is None else per_element.sum(dims, keepdim=keepdim)
 
 
-class Var(Builtin, node="VarBackward0", saves=("self",)):
+class Var(Function, node="VarBackward0", saves=("self",)):
     """a.var(dim, correction=c): sum((a - mean)²) / (n - c)."""
 
     @staticmethod
@@ -68,7 +68,7 @@ class Var(Builtin, node="VarBackward0", saves=("self",)):
         return _var_tangent(ta, ctx._primals[0], ctx.dims, ctx.correction, ctx.keepdim)
 
 
-class Std(Builtin, node="StdBackward0", saves=("self", "result")):
+class Std(Function, node="StdBackward0", saves=("self", "result")):
     """a.std(...) = sqrt(var): the gradient is var's times 1 / (2 std), and 0 where std is 0."""
 
     @staticmethod
@@ -90,7 +90,7 @@ class Std(Builtin, node="StdBackward0", saves=("self", "result")):
         return tangent / (2 * ctx._result)
 
 
-class Logsumexp(Builtin, node="LogsumexpBackward0", saves=("self", "result")):
+class Logsumexp(Function, node="LogsumexpBackward0", saves=("self", "result")):
     """log(sum(exp(a))) along dim: d/da = exp(a - result), the softmax of a."""
 
     @staticmethod
@@ -113,7 +113,7 @@ class Logsumexp(Builtin, node="LogsumexpBackward0", saves=("self", "result")):
         return (ta * (a - result).exp()).sum(ctx.dims, keepdim=ctx.keepdim)
 
 
-class Histogram(Builtin, node="NotImplemented", qualified_name="torch::autograd::NotImplemented"):
+class Histogram(Function, node="NotImplemented", qualified_name="torch::autograd::NotImplemented"):
     """torch.histogram: the count (or density) in each bin, and the bins' edges.
 
     torch has no derivative for it, yet its outputs require grad when the input does: they hang off a

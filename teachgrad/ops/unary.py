@@ -1,10 +1,10 @@
 """More element-wise functions: log10, log2, log1p, expm1 (formulas from torch's derivatives.yaml)."""
 import math
 
-from ..function import Builtin
+from ..core.function import Function
 
 
-class Log10(Builtin, node="Log10Backward0", saves=("self",)):
+class Log10(Function, node="Log10Backward0", saves=("self",)):
     """log10(a): d/da = 1 / (a ln 10)."""
 
     @staticmethod
@@ -22,7 +22,7 @@ class Log10(Builtin, node="Log10Backward0", saves=("self",)):
         return ta / (ctx._primals[0] * math.log(10.0))
 
 
-class Log2(Builtin, node="Log2Backward0", saves=("self",)):
+class Log2(Function, node="Log2Backward0", saves=("self",)):
     """log2(a): d/da = 1 / (a ln 2)."""
 
     @staticmethod
@@ -40,7 +40,7 @@ class Log2(Builtin, node="Log2Backward0", saves=("self",)):
         return ta / (ctx._primals[0] * math.log(2.0))
 
 
-class Log1p(Builtin, node="Log1PBackward0", saves=("self",)):
+class Log1p(Function, node="Log1PBackward0", saves=("self",)):
     """log(1 + a), accurate for small a: d/da = 1 / (1 + a)."""
 
     @staticmethod
@@ -58,7 +58,7 @@ class Log1p(Builtin, node="Log1PBackward0", saves=("self",)):
         return ta / (ctx._primals[0] + 1)
 
 
-class Expm1(Builtin, node="Expm1Backward0", saves=("result",)):
+class Expm1(Function, node="Expm1Backward0", saves=("result",)):
     """exp(a) - 1, accurate for small a: d/da = exp(a) = result + 1."""
 
     @staticmethod
@@ -77,7 +77,7 @@ class Expm1(Builtin, node="Expm1Backward0", saves=("result",)):
         return ta * (ctx._result + 1)
 
 
-class Rsqrt(Builtin, node="RsqrtBackward0", saves=("result",)):
+class Rsqrt(Function, node="RsqrtBackward0", saves=("result",)):
     """1 / sqrt(a): d/da = -1/2 a^(-3/2) = -result³ / 2."""
 
     @staticmethod

@@ -5,11 +5,11 @@ overwritten gets no gradient; what was written gets the gradient of the places i
 """
 import torch
 
-from ..function import Builtin
+from ..core.function import Function
 from .shape import plain_index, python_index
 
 
-class Zero(Builtin, node="ZeroBackward0"):
+class Zero(Function, node="ZeroBackward0"):
     """x.zero_(): every element overwritten, so none of the old values gets a gradient."""
 
     @staticmethod
@@ -25,7 +25,7 @@ class Zero(Builtin, node="ZeroBackward0"):
         return torch.zeros_like(ta)
 
 
-class Fill(Builtin, node="FillBackward2"):
+class Fill(Function, node="FillBackward2"):
     """x.fill_(number): like zero_, with another number."""
 
     @staticmethod
@@ -41,7 +41,7 @@ class Fill(Builtin, node="FillBackward2"):
         return torch.zeros_like(ta)
 
 
-class FillTensor(Builtin, node="FillBackward3"):
+class FillTensor(Function, node="FillBackward3"):
     """x.fill_(t) with a 0-dim tensor t: every element is t, so t's gradient is the sum of all."""
 
     @staticmethod
@@ -57,7 +57,7 @@ class FillTensor(Builtin, node="FillBackward3"):
         return tvalue.expand(ta.shape).clone()
 
 
-class Copy(Builtin, node="CopyBackwards", qualified_name="torch::autograd::CopyBackwards"):
+class Copy(Function, node="CopyBackwards", qualified_name="torch::autograd::CopyBackwards"):
     """x.copy_(src): src (broadcast, cast to x's dtype) replaces x; its gradient flows back to src."""
 
     @staticmethod
@@ -76,7 +76,7 @@ class Copy(Builtin, node="CopyBackwards", qualified_name="torch::autograd::CopyB
         return torch.empty_like(ta).copy_(tsrc)
 
 
-class IndexPut(Builtin, node="IndexPutBackward0", saves=("indices[]",)):
+class IndexPut(Function, node="IndexPutBackward0", saves=("indices[]",)):
     """x.index_put_(indices, values): values land at the indexed places, which lose their old gradient.
 
     `indices` holds one index tensor per dimension it indexes (None for a dimension taken whole).

@@ -21,9 +21,12 @@ import warnings
 
 import torch
 
-from .. import engine, graph, grad_mode
-from ..function import Builtin, Function
-from ..variable import Variable
+from ..core import engine
+from ..features import saved_tensor_hooks
+from ..rules import grad_mode
+from ..core.function import Function
+from ..features import custom_function
+from ..core.variable import Variable
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
 
@@ -54,7 +57,7 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         return _reentrant(function, preserve, args)
     frame = _Segment(function, args, kwargs, preserve)
-    with graph.saved_tensors_hooks(frame.pack, frame.unpack):
+    with saved_tensor_hooks.saved_tensors_hooks(frame.pack, frame.unpack):
         return function(*args, **kwargs)
 
 
@@ -159,7 +162,7 @@ class _Segment:
 
         with grad_mode.enable_grad():
             args = self.inputs()
-        with _restored(self.rng), grad_mode.enable_grad(), graph.saved_tensors_hooks(keep, _never):
+        with _restored(self.rng), grad_mode.enable_grad(), saved_tensor_hooks.saved_tensors_hooks(keep, _never):
             self.function(*args, **self.kwargs)
         if len(saved) != self.count:
             raise CheckpointError(
@@ -169,7 +172,7 @@ class _Segment:
         return saved
 
 
-class _NoopSaveInputs(Function, node="_NoopSaveInputsBackward"):
+class _NoopSaveInputs(custom_function.Function, node="_NoopSaveInputsBackward"):
     """Keeps a checkpoint's input tensors as its saved tensors; never part of a backward pass."""
 
     @staticmethod
@@ -198,7 +201,7 @@ def _reentrant(function, preserve_rng_state, args):
     return CheckpointFunction.apply(function, preserve_rng_state, *args)
 
 
-class CheckpointFunction(Builtin, node="CheckpointFunctionBackward"):
+class CheckpointFunction(Function, node="CheckpointFunctionBackward"):
     """The whole segment as one node: forward without recording, backward = run again + backward."""
 
     @staticmethod

@@ -9,8 +9,8 @@ from torch.utils.data import *  # noqa: F401,F403  (torch's own: no gradient flo
 from torch.utils.data import DataLoader as _TorchDataLoader
 from torch.utils.data._utils.collate import collate as _collate, default_collate_fn_map as _torch_collate_fn_map
 
-from ..functional import stack as _stack_variables
-from ..variable import Variable
+from ..api.torch_functions import stack as _stack_variables
+from ..core.variable import Variable
 
 
 def _collate_variables(batch, *, collate_fn_map=None):

@@ -1,0 +1,202 @@
+"""torch's own functions called with Variables: `torch.sigmoid(x)`, `torch.cat([t, x])`, `t * x`.
+
+torch asks any argument that is not a tensor but has `__torch_function__` to run the call. Where
+nothing is recorded (grad mode off, as in a custom Function's first-order backward, or no argument
+requiring grad: a Variable, or a torch tensor, which is a leaf of teachgrad's graph) and no argument carries a
+forward-mode tangent, torch's function runs on the data and its tensors come back as Variables. Where a
+graph must be recorded, the call goes to teachgrad's op of the same name (`torch.cat` -> `tg.cat`,
+`torch.nn.functional.relu` -> `tg.nn.functional.relu`, `t * x` -> `Variable.mul`), and is refused,
+with a TypeError naming the function, when teachgrad has none.
+
+Guarded by tests/test_interop.py (torch's functions and operators on Variables, and refusals).
+"""
+import torch
+
+from ..rules import grad_mode, torch_leaves
+from ..rules import variable_class
+from ..rules import tangents
+
+
+# The public namespaces whose functions stand for torch's of the same name (torch.cat(x) -> tg.cat(x)), handed over
+# by teachgrad/__init__.py once they exist: they are above this module, which looks in them at call time.
+namespaces = {}
+
+
+def hand_over_namespaces(*modules):
+    """Called once by teachgrad/__init__.py with `teachgrad` and `teachgrad.nn.functional`."""
+    namespaces.update((module.__name__, module) for module in modules)
+
+
+def handle(func, args, kwargs):
+    """Run `func(*args, **kwargs)` for arguments that include Variables (see the module's docstring)."""
+    Variable = variable_class.Variable
+    recording = grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)
+    if not (recording or (grad_mode.forward_level >= 0 and _any_dual((args, kwargs)))):
+        return _wrap(func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable)), Variable)
+    ours, self_first = _teachgrad_version(func, Variable)
+    if ours is None:
+        return _unrecorded(func, args, kwargs)
+    if self_first and not isinstance(args[0], Variable):   # t * x: a torch tensor as self (a leaf if it requires grad)
+        args = (torch_leaves.as_variable(args[0]), *args[1:])
+    return ours(*args, **kwargs)
+
+
+def add_tensor_methods(cls):
+    """Give `cls` (Variable) each public torch Tensor method it does not define, and `%` and `//`, run through
+    `handle`.
+
+    (Methods, not a `__getattr__`: a class with `__getattr__` makes every attribute read slower.)
+    Methods that touch autograd itself (hooks, grads, backward) are left out: on the data they would
+    do nothing useful, so they stay an AttributeError.
+    """
+    for name in dir(torch.Tensor):
+        method = getattr(torch.Tensor, name, None)
+        if (name.startswith("_") or not callable(method) or hasattr(cls, name)
+                or any(word in name for word in ("grad", "hook", "backward"))):
+            continue
+        setattr(cls, name, tensor_method(method))
+    # `i % n`, `i // n` on index tensors: torch's, as above (refused, by name, where a gradient would be lost)
+    for name in ("__mod__", "__rmod__", "__floordiv__", "__rfloordiv__"):
+        setattr(cls, name, tensor_method(getattr(torch.Tensor, name)))
+
+
+def module_function(name):
+    """`tg.<name>` for a name teachgrad does not define but torch does, as one of its ATen functions
+    (torch.argsort, torch.bincount, torch.isclose, torch.logspace, ...): torch's function run through `handle`.
+
+    So it gives torch's result where no gradient is lost (indices, masks, counts, anything under no_grad),
+    and the TypeError naming the function where it would compute, from inputs that require grad, a
+    floating-point result teachgrad cannot record. Its tensors come back as Variables; `requires_grad=True`
+    (a factory's) makes the result a leaf that requires grad. Other torch names (torch.save, torch.compile,
+    modules, classes) stay an AttributeError: run on the data they would silently drop the Variables.
+    Returns None when `name` is not such a function.
+    """
+    func = getattr(torch._C._VariableFunctions, name, None)
+    if name.startswith("_") or func is None or not callable(func):
+        return None
+
+    def call(*args, **kwargs):
+        Variable = variable_class.Variable
+        requires_grad = kwargs.pop("requires_grad", False)
+        result = handle(func, args, kwargs)
+        if requires_grad:
+            if not (isinstance(result, Variable) and (result.is_floating_point() or result.is_complex())):
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+            result.requires_grad_(True)
+        return result
+    call.__name__ = call.__qualname__ = name
+    call.runs_torchs = True
+    call.__doc__ = f"torch.{name} (see teachgrad.interop.module_function: recorded only where teachgrad has the op)."
+    return call
+
+
+def tensor_method(method):
+    def call(self, *args, **kwargs):
+        return handle(method, (self, *args), kwargs)
+    call.__name__ = call.__qualname__ = method.__name__
+    call.runs_torchs = True
+    call.__doc__ = f"torch.Tensor.{method.__name__} (see teachgrad.interop: recorded only where teachgrad has the op)."
+    return call
+
+
+def _unrecorded(func, args, kwargs):
+    """A call teachgrad cannot record: fine when its result cannot carry a gradient (indices, masks, sizes,
+    a new tensor made from scratch), refused when it is a floating-point tensor computed from the inputs."""
+    Variable = variable_class.Variable
+    name = func.__name__
+    if name.endswith("_") and not name.endswith("__") and _is_tensor_method(func):   # in place: refused before it writes
+        raise _refused(func, (args, kwargs), Variable)
+    result = func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable))
+    if _has_float_tensor(result) and not func.__name__.startswith("new_"):
+        raise _refused(func, (args, kwargs), Variable)
+    return _wrap(result, Variable)
+
+
+def _refused(func, arguments, Variable):
+    what = ("a teachgrad Variable that requires grad" if _any_variable_requires_grad(arguments, Variable)
+            else "a torch tensor that requires grad (an nn.Parameter, say: a leaf of teachgrad's graph)")
+    return TypeError(f"{_name(func)} was called with {what}, and teachgrad has no op of that name to record it: "
+                     "use a teachgrad function or Variable method instead")
+
+
+def _any_variable_requires_grad(value, Variable):
+    return _any(value, lambda v: isinstance(v, Variable) and v.requires_grad)
+
+
+def _name(func):
+    """The function as the user wrote it: torch.cumsum, Tensor.cumsum, torch.nn.functional.softplus."""
+    name = getattr(func, "__name__", repr(func))
+    if _is_tensor_method(func):
+        return f"Tensor.{name}"
+    if _is_functional(func):
+        return f"torch.nn.functional.{name}"
+    return f"torch.{name}"
+
+
+def _is_tensor_method(func):
+    return getattr(func, "__qualname__", "").startswith(("TensorBase.", "Tensor."))
+
+
+def _is_functional(func):
+    return getattr(func, "__module__", None) in ("torch.nn.functional", "torch._C._nn")
+
+
+def _has_float_tensor(value):
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point() or value.is_complex()
+    if isinstance(value, (tuple, list)):
+        return any(_has_float_tensor(v) for v in value)
+    return False
+
+
+def _teachgrad_version(func, Variable):
+    """teachgrad's op of the same name: a Variable method for a Tensor method, else a tg / tg.nn.functional function.
+    Returns (op, whether its first argument is the tensor the method was called on)."""
+    name = getattr(func, "__name__", "")
+    if _is_tensor_method(func):
+        method = getattr(Variable, name, None)
+        return (None if getattr(method, "runs_torchs", False) else method), True   # not one add_tensor_methods gave
+    if _is_functional(func):
+        return getattr(namespaces["teachgrad.nn.functional"], name, None), False
+    op = getattr(namespaces["teachgrad"], name, None)
+    return (None if getattr(op, "runs_torchs", False) else op), False   # not module_function's stand-in
+
+
+def _any(value, test):
+    """Whether `test` holds for an argument, looking inside tuples, lists and dicts."""
+    if isinstance(value, (tuple, list)):
+        return any(_any(v, test) for v in value)
+    if isinstance(value, dict):
+        return any(_any(v, test) for v in value.values())
+    return test(value)
+
+
+def _any_dual(value):
+    """Whether a Variable with a tangent (forward AD) is among the arguments: its tangent must not be dropped."""
+    return _any(value, tangents.is_dual)
+
+
+def _any_requires_grad(value, Variable):
+    """Whether a Variable, or a torch tensor (a leaf of teachgrad's graph, see teachgrad.torch_leaves), requires grad."""
+    return _any(value, lambda v: isinstance(v, (Variable, torch.Tensor)) and v.requires_grad)
+
+
+def _unwrap(value, Variable):
+    if isinstance(value, Variable):
+        return value.data
+    if isinstance(value, (tuple, list)):
+        return type(value)(_unwrap(v, Variable) for v in value)
+    if isinstance(value, dict):
+        return {k: _unwrap(v, Variable) for k, v in value.items()}
+    return value
+
+
+def _wrap(value, Variable):
+    if isinstance(value, torch.Tensor):
+        return Variable._make(value)
+    if isinstance(value, list):
+        return [_wrap(v, Variable) for v in value]
+    if isinstance(value, tuple):
+        wrapped = tuple(_wrap(v, Variable) for v in value)
+        return wrapped if type(value) is tuple else type(value)(wrapped)   # torch.return_types keep their names
+    return value

@@ -1,0 +1,815 @@
+"""The torch.Tensor API on Variables: sizes and dtypes, arithmetic, comparisons, element-wise functions,
+reductions, matrix products, shapes and views, moving between devices and dtypes, in-place ops, copies and
+pickles. Each method runs an op from teachgrad.ops (or, where no gradient can flow, torch's own function on
+the data); what autograd knows about a Variable is in teachgrad/variable.py, which builds on this class.
+
+Guarded by tests/test_ops_vs_torch.py, tests/test_new_ops.py, tests/test_views.py, tests/test_copies.py and
+tests/test_namespaces.py.
+"""
+from __future__ import annotations
+
+import copy
+import numbers
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeAlias
+import warnings
+
+import torch
+
+from . import torch_signatures, interop
+from ..rules import grad_mode, views
+from ..rules.in_place import copy_slices
+from .. import ops
+from ..rules import variable_class
+from ..rules import tangents
+
+if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad.variable imports this module)
+    import builtins   # for `builtins.bool` below `def bool`, where `bool` names that method (torch's stubs say `_bool`)
+    import numpy as np
+    from numpy.typing import DTypeLike
+    Variable = variable_class.Variable
+    Number: TypeAlias = int | float | bool                 # a Python number, as torch.types.Number
+    TensorLike: TypeAlias = Variable | torch.Tensor        # a teachgrad Variable or a torch tensor
+    Operand: TypeAlias = Variable | torch.Tensor | Number  # what an operator takes: x + y, x + torch_tensor, x + 1
+    Shape: TypeAlias = int | Sequence[int]                 # sizes one by one, view(2, 3), or in one, view((2, 3))
+
+
+def _is_operand(x):
+    # (float and int first: numbers.Number is an ABC, whose isinstance check is ten times slower)
+    return isinstance(x, (variable_class.Variable, torch.Tensor, float, int)) or isinstance(x, numbers.Number)
+
+
+class TensorMethods:
+    """The methods a torch.Tensor has, for `Variable` to inherit."""
+
+    __slots__ = ()
+
+    # --- the tensor underneath ---
+
+    shape = property(lambda self: self.data.shape, doc="The size of each dimension.")
+    dtype = property(lambda self: self.data.dtype)
+    device = property(lambda self: self.data.device)
+    ndim = property(lambda self: self.data.dim())
+    is_cuda = property(lambda self: self.data.is_cuda)
+    is_meta = property(lambda self: self.data.is_meta)
+
+    def size(self, dim: int | None = None) -> torch.Size | int:
+        return self.data.size() if dim is None else self.data.size(dim)
+
+    def dim(self) -> int:
+        return self.data.dim()
+
+    def numel(self) -> int:
+        return self.data.numel()
+
+    def element_size(self) -> int:
+        return self.data.element_size()
+
+    nbytes = property(lambda self: self.data.nbytes, doc="Bytes the elements take (numel * element_size).")
+    itemsize = property(lambda self: self.data.itemsize)
+
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
+        return self.data.stride() if dim is None else self.data.stride(dim)
+
+    def storage_offset(self) -> int:
+        return self.data.storage_offset()
+
+    def is_contiguous(self, memory_format: torch.memory_format = torch.contiguous_format) -> bool:
+        return self.data.is_contiguous(memory_format=memory_format)
+
+    def data_ptr(self) -> int:
+        return self.data.data_ptr()
+
+    def item(self) -> Number:
+        return self.data.item()
+
+    def tolist(self) -> list | Number:
+        return self.data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self.data.numpy()
+
+    def is_floating_point(self) -> bool:
+        return self.data.is_floating_point()
+
+    def is_inference(self) -> bool:
+        """True for a Variable computed in `inference_mode`: it can never enter a graph."""
+        return self.data.is_inference()
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __iter__(self) -> Iterator[Variable]:
+        if self.data.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def __float__(self) -> float:
+        return float(self.data)
+
+    def __int__(self) -> int:
+        return int(self.data)
+
+    def __index__(self) -> int:
+        return self.data.__index__()
+
+    def __bool__(self) -> bool:
+        return bool(self.data)
+
+    def __format__(self, spec: str) -> str:
+        if self.data.dim() == 0:
+            return self.data.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __repr__(self) -> str:
+        text = repr(self.data)
+        body = text[len("tensor("):-1].replace("\n       ", "\n         ")
+        if self.grad_fn is not None:
+            body += f", grad_fn=<{self.grad_fn.name()}>"
+        elif self._requires_grad:
+            body += ", requires_grad=True"
+        if tangents.is_dual(self):
+            body += ", tangent=" + repr(tangents.tangent_of(self)).replace("\n", "\n" + " " * len("Variable("))
+        return f"Variable({body})"
+
+    # --- copies and files, by torch's rules (torch/_tensor.py: __deepcopy__, __reduce_ex__) ---
+
+    def __copy__(self) -> Variable:
+        """copy.copy: a new leaf over the same storage, with requires_grad; no .grad, no hooks, no history."""
+        _warn_unserialized_hooks(self)
+        return _rebuild_variable(copy.copy(self.data), self.requires_grad, self.name)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Variable:
+        """copy.deepcopy: only of a leaf; new storage (views copied together keep sharing theirs), .grad copied."""
+        if self.grad_fn is not None:
+            raise RuntimeError(_DEEPCOPY_NON_LEAF)
+        if id(self) in memo:
+            return memo[id(self)]
+        new = _rebuild_variable(copy.deepcopy(self.data, memo), self._requires_grad, copy.deepcopy(self.name, memo))
+        if self._grad is not None:
+            new._grad = variable_class.Variable._make(copy.deepcopy(self._grad.data, memo))
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, protocol: int) -> tuple[Callable[..., Variable], tuple[torch.Tensor, bool, str | None]]:
+        """pickle and torch.save: the data and requires_grad (a leaf when loaded); not .grad, hooks or history."""
+        _warn_unserialized_hooks(self)
+        return _rebuild_variable, (self.data, self.requires_grad, self.name)
+
+    @classmethod
+    def __torch_function__(cls, func: Callable[..., Any], types: Iterable[type], args: Sequence[Any] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        """torch's own functions accept Variables: see teachgrad.interop."""
+        return interop.handle(func, args, kwargs or {})
+
+
+    # --- arithmetic ---
+
+    def __add__(self, other: Operand) -> Variable:
+        return ops.Add.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __radd__(self, other: Operand) -> Variable:
+        return ops.Add.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __sub__(self, other: Operand) -> Variable:
+        return ops.Sub.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __rsub__(self, other: Operand) -> Variable:
+        if isinstance(other, numbers.Number):
+            return ops.Rsub.apply(self, other)
+        return ops.Sub.apply(other, self) if _is_operand(other) else NotImplemented
+
+    def __mul__(self, other: Operand) -> Variable:
+        return ops.Mul.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __rmul__(self, other: Operand) -> Variable:
+        return ops.Mul.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __truediv__(self, other: Operand) -> Variable:
+        return ops.Div.apply(self, other) if _is_operand(other) else NotImplemented
+
+    def __rtruediv__(self, other: Operand) -> Variable:
+        if isinstance(other, numbers.Number):
+            return ops.Mul.apply(ops.Reciprocal.apply(self), other)
+        return ops.Div.apply(other, self) if _is_operand(other) else NotImplemented
+
+    def __pow__(self, exponent: Operand) -> Variable:
+        return self.pow(exponent) if _is_operand(exponent) else NotImplemented
+
+    def __rpow__(self, base: Operand) -> Variable:
+        if isinstance(base, numbers.Number):
+            return ops.PowScalarBase.apply(base, self)
+        return ops.PowTensor.apply(base, self) if _is_operand(base) else NotImplemented
+
+    def __matmul__(self, other: TensorLike) -> Variable:
+        return ops.matmul(self, other) if isinstance(other, (variable_class.Variable, torch.Tensor)) else NotImplemented
+
+    def __rmatmul__(self, other: torch.Tensor) -> Variable:
+        return ops.matmul(other, self) if isinstance(other, torch.Tensor) else NotImplemented
+
+    def __neg__(self) -> Variable:
+        return ops.Neg.apply(self)
+
+    def __pos__(self) -> Variable:
+        return self
+
+    def add(self, other: Operand, alpha: Number = 1) -> Variable:
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other: Operand, alpha: Number = 1) -> Variable:
+        return self - (other * alpha if alpha != 1 else other)
+
+    def mul(self, other: Operand) -> Variable:
+        return self * other
+
+    def div(self, other: Operand) -> Variable:
+        return self / other
+
+    def neg(self) -> Variable:
+        return -self
+
+    def pow(self, exponent: Operand) -> Variable:
+        """self ** exponent, for a number or a tensor exponent."""
+        if isinstance(exponent, numbers.Number):
+            return ops.Pow.apply(self, exponent)
+        return ops.PowTensor.apply(self, exponent)
+
+    def square(self) -> Variable:
+        return ops.Pow.apply(self, 2)
+
+    def reciprocal(self) -> Variable:
+        return ops.Reciprocal.apply(self)
+
+    # --- comparisons and logic: results never require grad ---
+
+    def _compare(self, other, op):
+        if not _is_operand(other):
+            return NotImplemented
+        return variable_class.Variable._make(op(self.data, other.data if isinstance(other, variable_class.Variable) else other))
+
+    def __eq__(self, other: Operand) -> Variable:
+        return self._compare(other, torch.Tensor.__eq__)
+
+    def __ne__(self, other: Operand) -> Variable:
+        return self._compare(other, torch.Tensor.__ne__)
+
+    def __lt__(self, other: Operand) -> Variable:
+        return self._compare(other, torch.Tensor.__lt__)
+
+    def __le__(self, other: Operand) -> Variable:
+        return self._compare(other, torch.Tensor.__le__)
+
+    def __gt__(self, other: Operand) -> Variable:
+        return self._compare(other, torch.Tensor.__gt__)
+
+    def __ge__(self, other: Operand) -> Variable:
+        return self._compare(other, torch.Tensor.__ge__)
+
+    def __and__(self, other: Operand) -> Variable:
+        return self._compare(other, torch.Tensor.__and__)
+
+    def __or__(self, other: Operand) -> Variable:
+        return self._compare(other, torch.Tensor.__or__)
+
+    def __invert__(self) -> Variable:
+        return variable_class.Variable._make(~self.data)
+
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    def equal(self, other: TensorLike) -> bool:
+        """True if both have the same size and elements (a Python bool, as torch.equal)."""
+        return torch.equal(self.data, other.data if isinstance(other, variable_class.Variable) else other)
+
+    def isnan(self) -> Variable:
+        return variable_class.Variable._make(self.data.isnan())
+
+    def all(self, *args: Any, **kwargs: Any) -> Variable:
+        """torch's Tensor.all on the data (dim, keepdim as torch's): a boolean, never recorded."""
+        return variable_class.Variable._make(self.data.all(*args, **kwargs))
+
+    def any(self, *args: Any, **kwargs: Any) -> Variable:
+        """torch's Tensor.any on the data (dim, keepdim as torch's): a boolean, never recorded."""
+        return variable_class.Variable._make(self.data.any(*args, **kwargs))
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False, *, keepdims: bool | None = None) -> Variable:
+        return variable_class.Variable._make(self.data.argmax(dim, torch_signatures.keepdim_alias(keepdim, keepdims, "argmax")))
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False, *, keepdims: bool | None = None) -> Variable:
+        return variable_class.Variable._make(self.data.argmin(dim, torch_signatures.keepdim_alias(keepdim, keepdims, "argmin")))
+
+    # --- element-wise functions ---
+
+    def exp(self) -> Variable:
+        return ops.Exp.apply(self)
+
+    def log(self) -> Variable:
+        return ops.Log.apply(self)
+
+    def sqrt(self) -> Variable:
+        return ops.Sqrt.apply(self)
+
+    def sin(self) -> Variable:
+        return ops.Sin.apply(self)
+
+    def cos(self) -> Variable:
+        return ops.Cos.apply(self)
+
+    def tanh(self) -> Variable:
+        return ops.Tanh.apply(self)
+
+    def sigmoid(self) -> Variable:
+        return ops.Sigmoid.apply(self)
+
+    def relu(self) -> Variable:
+        return ops.Relu.apply(self)
+
+    def abs(self) -> Variable:
+        return ops.Abs.apply(self)
+
+    def sign(self) -> Variable:
+        return ops.Sign.apply(self)
+
+    def clamp(self, min: Number | TensorLike | None = None, max: Number | TensorLike | None = None) -> Variable:
+        """Limit to [min, max]; the bounds are numbers, or tensors (which may require grad)."""
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if isinstance(min, (variable_class.Variable, torch.Tensor)) or isinstance(max, (variable_class.Variable, torch.Tensor)):
+            return ops.ClampTensor.apply(self, min, max)
+        return ops.Clamp.apply(self, min, max)
+
+    clip = clamp
+
+    def clamp_min(self, min: Number | TensorLike) -> Variable:
+        if isinstance(min, (variable_class.Variable, torch.Tensor)):
+            return ops.ClampMinTensor.apply(self, min, None)
+        return ops.ClampMin.apply(self, min, None)
+
+    def clamp_max(self, max: Number | TensorLike) -> Variable:
+        if isinstance(max, (variable_class.Variable, torch.Tensor)):
+            return ops.ClampMaxTensor.apply(self, None, max)
+        return ops.ClampMax.apply(self, None, max)
+
+    def masked_fill(self, mask: TensorLike, value: Number | TensorLike) -> Variable:
+        """`value` where `mask` is True, self elsewhere (the gradient flows where the mask is False)."""
+        return ops.MaskedFill.apply(self, mask.data if isinstance(mask, variable_class.Variable) else mask, value)
+
+    def norm(self, p: Number | str = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Variable:
+        """The vector norm (2 by default) of all elements, or along `dim`."""
+        return ops.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
+
+    def maximum(self, other: TensorLike) -> Variable:
+        return ops.Maximum.apply(self, other)
+
+    def minimum(self, other: TensorLike) -> Variable:
+        return ops.Minimum.apply(self, other)
+
+    def where(self, condition: TensorLike, other: Operand) -> Variable:
+        """Elements of self where `condition` holds, else of `other` (torch.Tensor.where)."""
+        condition = condition.data if isinstance(condition, variable_class.Variable) else condition
+        return ops.Where.apply(condition, self, other)
+
+    def softmax(self, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
+        return torch_signatures.softmax(self, dim, dtype=dtype)
+
+    def log_softmax(self, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
+        return torch_signatures.log_softmax(self, dim, dtype=dtype)
+
+    # --- reductions ---
+
+    def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+            keepdims: bool | None = None) -> Variable:
+        keepdim = torch_signatures.keepdim_alias(keepdim, keepdims, "sum")
+        if dim is None:   # every dimension: kept (as size 1) only when asked
+            return ops.SumDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Sum.apply(self)
+        return ops.SumDim.apply(self, dim, keepdim)
+
+    def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+             keepdims: bool | None = None) -> Variable:
+        keepdim = torch_signatures.keepdim_alias(keepdim, keepdims, "mean")
+        if dim is None:
+            return ops.MeanDim.apply(self, tuple(range(self.dim())), True) if keepdim else ops.Mean.apply(self)
+        return ops.MeanDim.apply(self, dim, keepdim)
+
+    def max(self, dim: int | TensorLike | None = None, keepdim: bool = False, *,
+            keepdims: bool | None = None) -> Variable | torch.return_types.max:
+        """The largest element, or (values, indices) along `dim`."""
+        keepdim = torch_signatures.keepdim_alias(keepdim, keepdims, "max")
+        if isinstance(dim, (variable_class.Variable, torch.Tensor)):
+            return self.maximum(dim)
+        if dim is None:
+            return ops.Max.apply(self)
+        return torch.return_types.max(ops.MaxDim.apply(self, dim, keepdim))
+
+    def min(self, dim: int | TensorLike | None = None, keepdim: bool = False, *,
+            keepdims: bool | None = None) -> Variable | torch.return_types.min:
+        """The smallest element, or (values, indices) along `dim`."""
+        keepdim = torch_signatures.keepdim_alias(keepdim, keepdims, "min")
+        if isinstance(dim, (variable_class.Variable, torch.Tensor)):
+            return self.minimum(dim)
+        if dim is None:
+            return ops.Min.apply(self)
+        return torch.return_types.min(ops.MinDim.apply(self, dim, keepdim))
+
+    def sum_to_size(self, *size: Shape) -> Variable:
+        """Sum over broadcast dimensions until the shape is `size` (undoes broadcasting)."""
+        size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
+        lead = self.dim() - len(size)
+        dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size) if n == 1 and self.shape[lead + i] != 1)
+        result = self.sum(dims, keepdim=True) if dims else self
+        return result.reshape(size) if lead else result
+
+    # --- matrix products ---
+
+    def matmul(self, other: TensorLike) -> Variable:
+        return ops.matmul(self, other)
+
+    def mm(self, other: TensorLike) -> Variable:
+        return ops.Mm.apply(self, other)
+
+    def mv(self, other: TensorLike) -> Variable:
+        return ops.Mv.apply(self, other)
+
+    def dot(self, other: TensorLike) -> Variable:
+        return ops.Dot.apply(self, other)
+
+    def addmm(self, mat1: TensorLike, mat2: TensorLike) -> Variable:
+        return ops.Addmm.apply(self, mat1, mat2)
+
+    # --- shapes ---
+
+    def t(self) -> Variable:
+        return ops.T.apply(self)
+
+    @property
+    def T(self) -> Variable:
+        return self.permute(tuple(range(self.dim() - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Variable:
+        return self.transpose(-2, -1)
+
+    def transpose(self, dim0: int, dim1: int) -> Variable:
+        return ops.Transpose.apply(self, dim0, dim1)
+
+    def permute(self, *dims: Shape) -> Variable:
+        return ops.Permute.apply(self, tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+    def view(self, *shape: Shape) -> Variable:
+        return ops.View.apply(self, _shape_arg(shape))
+
+    def reshape(self, *shape: Shape) -> Variable:
+        return ops.reshape(self, _shape_arg(shape))
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Variable:
+        return torch_signatures.flatten(self, start_dim, end_dim)
+
+    def contiguous(self) -> Variable:
+        return self if self.data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
+
+    def clone(self, memory_format: torch.memory_format = torch.preserve_format) -> Variable:
+        return ops.Clone.apply(self, memory_format)
+
+    def unsqueeze(self, dim: int) -> Variable:
+        return ops.Unsqueeze.apply(self, dim)
+
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Variable:
+        return ops.Squeeze.apply(self) if dim is None else ops.SqueezeDim.apply(self, dim)
+
+    def expand(self, *shape: Shape) -> Variable:
+        return ops.Expand.apply(self, _shape_arg(shape))
+
+    def expand_as(self, other: TensorLike) -> Variable:
+        return self.expand(other.shape)
+
+    def narrow(self, dim: int, start: int, length: int) -> Variable:
+        """`length` positions from `start` along `dim` (a view); checked as torch checks them."""
+        if self.dim() == 0:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        dim = ops.shape.wrap_dim(dim, self.dim())
+        size = self.shape[dim]
+        if not -size <= start <= size:
+            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        start = start + size if start < 0 else start
+        if start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return ops.Slice.apply(self, (slice(None),) * dim + (slice(start, start + length),))
+
+    def select(self, dim: int, index: int) -> Variable:
+        """Position `index` along `dim`, which disappears (a view); checked as torch checks them."""
+        if self.dim() == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        dim = ops.shape.wrap_dim(dim, self.dim())
+        if not -self.shape[dim] <= index < self.shape[dim]:
+            raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} "
+                             f"at dimension {dim}")
+        return ops.Select.apply(self, (slice(None),) * dim + (index,))
+
+    def unbind(self, dim: int = 0) -> tuple[Variable, ...]:
+        if self.dim() == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return ops.Unbind.apply(self, ops.shape.wrap_dim(dim, self.dim()))
+
+    def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Variable, ...]:
+        """Pieces of `split_size` along `dim` (the last may be smaller), or of the sizes listed."""
+        if self.dim() == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        dim = ops.shape.wrap_dim(dim, self.dim())
+        if isinstance(split_size, int):
+            length = self.shape[dim]
+            if split_size < 0:
+                raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+            if split_size == 0 and length != 0:
+                raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size of "
+                                   f"{length}")
+            sizes = [min(split_size, length - start) for start in range(0, length, split_size or 1)] or [0]
+            return ops.Split.apply(self, tuple(sizes), dim)
+        return ops.SplitWithSizes.apply(self, tuple(split_size), dim)
+
+    def split_with_sizes(self, split_sizes: Sequence[int], dim: int = 0) -> tuple[Variable, ...]:
+        return self.split(list(split_sizes), dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Variable, ...]:
+        """`chunks` pieces along `dim`, as even as possible (torch's rule: ceil(size / chunks) each)."""
+        if self.dim() == 0:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        size = self.shape[ops.shape.wrap_dim(dim, self.dim())]
+        return self.split(max(-(-size // chunks), 1), dim)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Variable:
+        return ops.Diagonal.apply(self, offset, dim1, dim2)
+
+    def view_as(self, other: TensorLike) -> Variable:
+        return self.view(other.shape)
+
+    def __getitem__(self, index: Any) -> Variable:
+        return ops.getitem(self, index)
+
+    # --- moving between devices and dtypes ---
+
+    def to(self, *args: Any, **kwargs: Any) -> Variable:
+        """A copy on another device, dtype or memory format (ToCopyBackward0); self when torch's `to` would
+        return the tensor itself (nothing changes and no `copy=True`)."""
+        target = self.data.to(*args, **kwargs) if args or kwargs else self.data
+        if target is self.data:
+            return self
+        memory_format = _memory_format(target)
+        if memory_format is torch.preserve_format and (target.device != self.device or target.dtype != self.dtype):
+            return ops.ToCopy.apply(self, target.device, target.dtype)
+        return ops.ToFreshCopy.apply(self, target.device, target.dtype, memory_format)
+
+    def cpu(self) -> Variable:
+        return self.to("cpu")
+
+    def cuda(self, device: torch.device | int | str | None = None) -> Variable:
+        return self.to(torch.device("cuda") if device is None else torch.device("cuda", device) if isinstance(device, int) else device)
+
+    def double(self) -> Variable:
+        return self.to(torch.float64)
+
+    def float(self) -> Variable:
+        return self.to(torch.float32)
+
+    def half(self) -> Variable:
+        return self.to(torch.float16)
+
+    def long(self) -> Variable:
+        return self.to(torch.int64)
+
+    def int(self) -> Variable:
+        return self.to(torch.int32)
+
+    def bool(self) -> Variable:
+        return self.to(torch.bool)
+
+    def type(self, dtype: torch.dtype | None = None) -> str | Variable:
+        return self.data.type() if dtype is None else self.to(dtype)
+
+    def new_zeros(self, *size: Shape) -> Variable:
+        return variable_class.Variable._make(self.data.new_zeros(_shape_arg(size)))
+
+    def new_ones(self, *size: Shape) -> Variable:
+        return variable_class.Variable._make(self.data.new_ones(_shape_arg(size)))
+
+    # --- in place ---
+
+    def _in_place(self, out_of_place, in_place, other=None):
+        """Change the data in place; when recording, the op's node takes over this Variable's history.
+
+        Through a view, it is the base's history that changes: its grad_fn becomes a CopySlices
+        wrapping the op's node (see teachgrad.views). As in torch: refused on a leaf that requires
+        grad, and it bumps the version counter that saved tensors are checked against.
+        """
+        recording = grad_mode.is_grad_enabled() and (   # (a torch tensor that requires grad is a leaf too)
+            self.requires_grad or (isinstance(other, (variable_class.Variable, torch.Tensor)) and other.requires_grad))
+        views.check_inplace(self, recording)
+        tangent = None
+        if grad_mode.forward_level >= 0 and (tangents.is_dual(self) or tangents.is_dual(other)):
+            tangent = tangents.in_place_tangent(self, out_of_place)
+        if not recording:
+            in_place(self.data, other.data if isinstance(other, variable_class.Variable) else other)
+            if tangent is not None:
+                tangents.write_tangent(self, tangent)
+            return self
+        before = variable_class.Variable._make(self.data.clone(), self.grad_fn, self._output_nr)
+        result = out_of_place(before)
+        self.data.copy_(result.data)
+        node = result.grad_fn
+        views.saved_result_is_self(node, result.data, self.data)
+        if self._view is None:
+            self._set_history(node, result._output_nr)
+        else:
+            base = self._view.base
+            base._set_history(copy_slices(base, self._view, node), 0)
+        if tangent is not None:
+            tangents.write_tangent(self, tangent)
+        return self
+
+    def add_(self, other: Operand, alpha: Number = 1) -> Variable:
+        return self._in_place(lambda v: v.add(other, alpha=alpha), lambda d, o: d.add_(o, alpha=alpha), other)
+
+    def sub_(self, other: Operand, alpha: Number = 1) -> Variable:
+        return self._in_place(lambda v: v.sub(other, alpha=alpha), lambda d, o: d.sub_(o, alpha=alpha), other)
+
+    def mul_(self, other: Operand) -> Variable:
+        return self._in_place(lambda v: v * other, lambda d, o: d.mul_(o), other)
+
+    def div_(self, other: Operand) -> Variable:
+        return self._in_place(lambda v: v / other, lambda d, o: d.div_(o), other)
+
+    def exp_(self) -> Variable:
+        return self._in_place(ops.Exp.apply, lambda d, o: d.exp_())
+
+    def zero_(self) -> Variable:
+        return self._in_place(ops.Zero.apply, lambda d, o: d.zero_())
+
+    def fill_(self, value: Number | TensorLike) -> Variable:
+        fill = ops.FillTensor if isinstance(value, (variable_class.Variable, torch.Tensor)) else ops.Fill
+        return self._in_place(lambda v: fill.apply(v, value), lambda d, o: d.fill_(o), value)
+
+    def copy_(self, src: TensorLike) -> Variable:
+        return self._in_place(lambda v: ops.Copy.apply(v, src), lambda d, o: d.copy_(o), src)
+
+    def index_put_(self, indices: Sequence[TensorLike], values: Operand, accumulate: builtins.bool = False) -> Variable:
+        """Write `values` at the positions `indices` (a tuple of index tensors) pick."""
+        indices = tuple(ops.shape.plain_index(i) for i in indices)
+        if not isinstance(values, (variable_class.Variable, torch.Tensor)):
+            values = torch.tensor(values, dtype=self.dtype, device=self.device)
+        return self._in_place(lambda v: ops.IndexPut.apply(v, indices, values, accumulate),
+                              lambda d, o: torch.ops.aten.index_put_(d, list(indices), o, accumulate), values)
+
+    def log_(self) -> Variable:
+        return self._in_place(lambda v: v.log(), lambda d, o: d.log_())
+
+    def sqrt_(self) -> Variable:
+        return self._in_place(lambda v: v.sqrt(), lambda d, o: d.sqrt_())
+
+    def sin_(self) -> Variable:
+        return self._in_place(lambda v: v.sin(), lambda d, o: d.sin_())
+
+    def cos_(self) -> Variable:
+        return self._in_place(lambda v: v.cos(), lambda d, o: d.cos_())
+
+    def tanh_(self) -> Variable:
+        return self._in_place(lambda v: v.tanh(), lambda d, o: d.tanh_())
+
+    def sigmoid_(self) -> Variable:
+        return self._in_place(lambda v: v.sigmoid(), lambda d, o: d.sigmoid_())
+
+    def relu_(self) -> Variable:
+        return self._in_place(lambda v: v.relu(), lambda d, o: d.relu_())
+
+    def abs_(self) -> Variable:
+        return self._in_place(lambda v: v.abs(), lambda d, o: d.abs_())
+
+    def neg_(self) -> Variable:
+        return self._in_place(lambda v: -v, lambda d, o: d.neg_())
+
+    def pow_(self, exponent: Operand) -> Variable:
+        return self._in_place(lambda v: v.pow(exponent), lambda d, o: d.pow_(o), exponent)
+
+    def clamp_(self, min: Number | TensorLike | None = None, max: Number | TensorLike | None = None) -> Variable:
+        bounds = (min, max)
+        return self._in_place(lambda v: v.clamp(*bounds), lambda d, o: d.clamp_(*(_plain(b) for b in bounds)))
+
+    clip_ = clamp_
+
+    def masked_fill_(self, mask: TensorLike, value: Number | TensorLike) -> Variable:
+        return self._in_place(lambda v: v.masked_fill(mask, value), lambda d, o: d.masked_fill_(_plain(mask), o), value)
+
+    def __iadd__(self, other: Operand) -> Variable:
+        return self.add_(other)
+
+    def __isub__(self, other: Operand) -> Variable:
+        return self.sub_(other)
+
+    def __imul__(self, other: Operand) -> Variable:
+        return self.mul_(other)
+
+    def __itruediv__(self, other: Operand) -> Variable:
+        return self.div_(other)
+
+    def __setitem__(self, index: Any, value: Operand) -> None:
+        """Write into part of this Variable, as torch does it: through a view, or with index_put_."""
+        target, tensor_indices = ops.shape.index_target(self, index)
+        if tensor_indices is not None:
+            target.index_put_(tensor_indices, value)
+        else:
+            ops.shape.copy_to(target, value)
+
+    # --- ops with torch's signatures, as methods (the functions live in teachgrad/torch_signatures.py) ---
+
+    var = torch_signatures.var
+    std = torch_signatures.std
+    logsumexp = torch_signatures.logsumexp
+    histogram = torch_signatures.histogram
+    log10 = torch_signatures.log10
+    log2 = torch_signatures.log2
+    log1p = torch_signatures.log1p
+    expm1 = torch_signatures.expm1
+    erf = torch_signatures.erf
+    rsqrt = torch_signatures.rsqrt
+    gather = torch_signatures.gather
+    scatter = torch_signatures.scatter
+    scatter_add = torch_signatures.scatter_add
+    index_select = torch_signatures.index_select
+    masked_select = torch_signatures.masked_select
+    cumsum = torch_signatures.cumsum
+    cumprod = torch_signatures.cumprod
+    sort = torch_signatures.sort
+    topk = torch_signatures.topk
+    repeat = torch_signatures.repeat
+    tile = torch_signatures._tile_method
+    repeat_interleave = torch_signatures.repeat_interleave
+    flip = torch_signatures._flip_method
+    roll = torch_signatures.roll
+    tril = torch_signatures.tril
+    triu = torch_signatures.triu
+    bmm = torch_signatures.bmm
+    movedim = torch_signatures.movedim
+
+    # --- end of the ops with torch's signatures ---
+
+
+def _rebuild_variable(data, requires_grad, name=None):
+    """What a copy, a pickle or torch.load makes again: a leaf Variable of `data`.
+
+    Listed with torch.serialization.add_safe_globals, so torch.load(weights_only=True) may call it; also under
+    the names files saved before it moved here give it (teachgrad.variable, teachgrad.tensor_methods)."""
+    new = variable_class.Variable._make(data)
+    new._requires_grad = requires_grad
+    new.name = name
+    return new
+
+
+# Files saved by earlier versions name it where it was then: teachgrad/__init__.py keeps those module names.
+torch.serialization.add_safe_globals([_rebuild_variable, (_rebuild_variable, "teachgrad.variable._rebuild_variable"),
+                                      (_rebuild_variable, "teachgrad.tensor_methods._rebuild_variable")])
+
+
+def _plain(x):
+    return x.data if isinstance(x, variable_class.Variable) else x
+
+
+_DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  "
+    "If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, "
+    "see https://github.com/pytorch/pytorch/pull/103001"
+)
+
+
+def _warn_unserialized_hooks(variable):
+    """As torch warns when a tensor with hooks is copied or saved: the hooks are left behind."""
+    if variable._grad_fn is None:
+        hooks = variable._hooks or ()
+    else:
+        hooks = [hook for output_nr, hook in variable._grad_fn._tensor_pre_hooks or ()
+                 if output_nr == variable._output_nr]
+    for hook in hooks:
+        if not hasattr(hook, "__torch_unserializable__"):
+            warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this is expected, you can "
+                          "decorate the function with @torch.utils.hooks.unserializable_hook to suppress this warning",
+                          stacklevel=3)
+
+
+def _memory_format(tensor):
+    """The layout `to` gave `tensor`, for ToCopy to make again: channels_last where torch made it so."""
+    if tensor.dim() == 4 and not tensor.is_contiguous() and tensor.is_contiguous(memory_format=torch.channels_last):
+        return torch.channels_last
+    if tensor.dim() == 5 and not tensor.is_contiguous() and tensor.is_contiguous(memory_format=torch.channels_last_3d):
+        return torch.channels_last_3d
+    return torch.preserve_format
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
+        return tuple(shape[0])
+    return tuple(shape)

@@ -1,0 +1,200 @@
+"""The backward engine: from the output back to the leaves, one node at a time.
+
+1. Walk the graph from the roots and count, for every node, how many edges lead into it.
+   Asked for some `inputs` only (`grad`, `backward(inputs=...)`), mark the nodes on a path
+   to them: no other node runs, fires its hooks or frees its saved tensors.
+2. Seed each root with its gradient (ones for a scalar output).
+3. Run a node once every gradient bound for it has arrived (its count dropped to zero),
+   summing gradients that meet at the same input; newest node first, as torch does.
+   Running a node: its tensor hooks, `retain_grad`, its pre-hooks, its backward, each gradient
+   fitted to its input (dtype, shape, device), its post-hooks; then it drops its saved tensors
+   (unless `retain_graph`).
+4. A leaf's `AccumulateGrad` adds what reaches it into `.grad`.
+
+A leaf's first gradient is copied into `.grad`, unless the engine knows nobody else holds that
+tensor (a built-in op has just computed it): then the leaf keeps it as it is, as torch does.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+from typing import Any
+
+import torch
+
+from ..features import anomaly_mode
+from ..rules import grad_mode, profiling
+from ..rules.needed_nodes import catch_input_grads, exec_info
+from .node import AccumulateGrad, BackwardNode, Node
+from ..rules.backward_arguments import as_tuple, checked_grad_call, checked_inputs, grad_results, make_grads
+from ..rules.grad_layout import track_owner
+from ..rules.graph_task import graph_task, record_step, recorders, share_with_task
+from ..rules.graph_task import Step, current_graph_task, record_backward, will_engine_execute_node  # noqa: F401 (engine's API)
+from ..rules.hook_order import call_post_hooks, call_pre_hooks, call_tensor_pre_hooks
+from ..rules.validate_outputs import fit_to_inputs, wrong_number_message
+from ..rules import variable_class
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+             inputs: Any = None) -> None:
+    """Add the gradient of `tensors` to the `.grad` of the leaves (or only of `inputs`)."""
+    tensors = as_tuple(tensors)
+    if inputs is not None:
+        inputs = checked_inputs(inputs, "backward")
+        for x in inputs:
+            x.retain_grad()   # as torch: a non-leaf input gets its .grad this way (and one that needs none is refused)
+    grads = make_grads(tensors, as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors), create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    with graph_task(inputs is None):
+        _run(tensors, grads, retain_graph, create_graph, inputs, capture=False)
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
+    """Return the gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone.
+
+    An input the outputs do not depend on is an error, or gets None (`allow_unused=True`) or
+    zeros (`materialize_grads=True`).
+    """
+    outputs, inputs_tuple, allow_unused = checked_grad_call(outputs, inputs, allow_unused, materialize_grads)
+    grads = make_grads(outputs, as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs), create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    with graph_task(False):
+        captured = _run(outputs, grads, retain_graph, create_graph, inputs_tuple, capture=True)
+    return grad_results(captured, inputs_tuple, allow_unused, materialize_grads, create_graph)
+
+
+def _count_dependencies(roots: dict) -> dict[Node, int]:
+    """How many edges lead into each node reachable from the roots."""
+    dependencies = {}
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for next_node in node._next_nodes:
+            if next_node is None:
+                continue
+            count = dependencies.get(next_node)
+            if count is None:   # reached for the first time: walk on from it (a root was walked already)
+                dependencies[next_node] = 1
+                if next_node not in roots:
+                    stack.append(next_node)
+            else:
+                dependencies[next_node] = count + 1
+    return dependencies
+
+
+def _seed(outputs, grads):
+    """The roots' gradients, in the buffers the engine fills: node -> [gradient of each of its outputs]."""
+    buffers = {}
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        node, output_nr = out._edge()
+        if node is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        buffer = buffers.setdefault(node, [None] * node._num_outputs)
+        buffer[output_nr] = g if buffer[output_nr] is None else buffer[output_nr] + g
+    return buffers
+
+
+def _run(outputs: tuple, grads: list, retain_graph: bool, create_graph: bool, inputs: tuple | None,
+         capture: bool) -> list:
+    """Run backward from `outputs`. With `capture` (grad()), return the inputs' gradients instead of filling `.grad`."""
+    buffers = _seed(outputs, grads)                      # node -> [the gradient of each of its outputs, summed]
+    captures, needed, execute = exec_info(buffers, inputs, capture)
+    captured = [None] * (len(inputs) if capture else 0)
+    dependencies = _count_dependencies(buffers)          # node -> how many gradients it still waits for
+    share_with_task(buffers, dependencies, execute, capture)
+    watch = _Watch(create_graph)                         # anomaly mode, record_backward, `.grad` kept uncopied
+    call_function = profiling.recorded(_call_function) if profiling.profiler_enabled() else _call_function
+    order = itertools.count()                            # among nodes of one sequence number, the first ready
+    ready = [(-node._sequence_nr, next(order), node) for node in buffers         # runs first; newest first, as
+             if node not in dependencies and (execute is None or node in execute)]          # torch's ready queue
+    heapq.heapify(ready)
+    with grad_mode.set_grad_enabled(create_graph):
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grad_outputs = buffers.pop(node)
+            if captures and node in captures and catch_input_grads(node, grad_outputs, captures[node], captured,
+                                                                   needed, create_graph):
+                continue                                 # grad() caught it, and nothing below it is asked for
+            grad_outputs, grad_inputs = call_function(node, grad_outputs, watch)   # (seen by torch's profiler, if on)
+            if not retain_graph:
+                node._release()                          # drop what forward saved
+            for next_node, input_nr, g in zip(node._next_nodes, node._input_nrs, grad_inputs):
+                if next_node is None or (execute is not None and next_node not in execute):
+                    continue
+                buffer = buffers.get(next_node) or buffers.setdefault(next_node, [None] * next_node._num_outputs)
+                if g is not None:                        # gradients meeting at one input are summed
+                    buffer[input_nr] = g if buffer[input_nr] is None else buffer[input_nr] + g
+                    if isinstance(next_node, AccumulateGrad):
+                        track_owner(watch, next_node, buffer[input_nr] is not g, node, g, grad_outputs, grad_inputs)
+                dependencies[next_node] -= 1
+                if not dependencies[next_node]:
+                    heapq.heappush(ready, (-next_node._sequence_nr, next(order), next_node))
+    return captured
+
+
+class _Watch:
+    """What the engine does around each node beyond running it, kept apart from the loop: anomaly mode's checks,
+    `record_backward`'s recorders, and which gradients a leaf's `.grad` may keep uncopied (see grad_layout)."""
+
+    def __init__(self, create_graph):
+        self.create_graph = create_graph
+        self.recorders = recorders()
+        self.check_nan = anomaly_mode._enabled and anomaly_mode._check_nan
+        self.owned = set()   # AccumulateGrad nodes whose buffered gradient nobody else holds (no copy needed)
+        self.may_own = not (create_graph or self.recorders)   # else a gradient may be recorded, or held by the graph
+
+
+def _call_function(node: Node, grad_outputs: list, watch: _Watch) -> tuple[list, list]:
+    """Run one node as torch's engine does: the hooks on what it made, its backward (a leaf's AccumulateGrad adds
+    into `.grad`), its post-hooks. Returns the gradients it got (after its hooks) and one per edge."""
+    try:
+        hooked = node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks
+        if hooked:
+            grad_outputs = call_tensor_pre_hooks(node, grad_outputs, watch.create_graph)
+            grad_outputs = call_pre_hooks(node, grad_outputs, watch.create_graph)
+        if isinstance(node, AccumulateGrad):
+            if grad_outputs[0] is not None:
+                node.apply(grad_outputs[0], owned=not hooked and node in watch.owned)
+            grad_inputs = ()
+        else:
+            grad_inputs = call_node(node, grad_outputs)
+        if node._post_hooks:
+            grad_inputs = call_post_hooks(node, grad_inputs, grad_outputs, watch.create_graph)
+        if watch.check_nan:
+            anomaly_mode.check_nan(node, grad_inputs)
+    except Exception:
+        if anomaly_mode._enabled:   # name the forward op that made the node
+            anomaly_mode.warn_forward_stack(node)
+        raise
+    if watch.recorders:   # record_backward (see teachgrad.graph_task)
+        record_step(watch.recorders, node, grad_outputs, grad_inputs)
+    return grad_outputs, grad_inputs
+
+
+def call_node(node: BackwardNode, grad_outputs: list) -> list:
+    """Run one node's backward and return one gradient per edge, each fitted to its input."""
+    if node._num_outputs > 1:
+        if all(g is None for g in grad_outputs):   # (list.count would compare with ==)
+            return [None] * len(node._next_nodes)
+        if node.materialize_grads:
+            grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
+    elif grad_outputs[0] is None:
+        return [None] * len(node._next_nodes)
+    grads = node._run_backward(grad_outputs)   # the op's backward (a user's is checked: BackwardCFunction)
+    if not isinstance(grads, tuple):
+        grads = (grads,)
+    if len(grads) != len(node.needs_input_grad):
+        raise RuntimeError(wrong_number_message(node, len(grads)))
+    slots = node._input_slots   # (None: every argument of forward is an input)
+    grad_inputs = list(grads) if slots is None else [grads[i] for i in slots]
+    fit_to_inputs(node, grad_inputs)
+    return grad_inputs
+
+
+def _zeros(meta):
+    shape, dtype, device = meta
+    zeros = torch.zeros(shape, dtype=dtype, device=device)
+    return variable_class.Variable._make(zeros) if grad_mode.is_grad_enabled() else zeros

@@ -1,0 +1,129 @@
+"""What `backward()` and `grad()` accept, checked as torch checks it, and what `grad()` returns
+(torch/autograd/__init__.py: `_make_grads`, `_tensor_or_tensors_to_tuple`, and grad's own checks).
+
+- `inputs`: a tensor or a sequence of them, not empty; a torch tensor that requires grad stands as its
+  TorchLeaf (see teachgrad/torch_leaves.py);
+- the output gradients: ones for a scalar output given none (a non-scalar or integer one is refused), a given
+  one of the output's shape, cast to its dtype, a scalar moved to its device;
+- grad(): every output and input requires grad; an unused input is an error, or None (`allow_unused=True`), or
+  zeros (`materialize_grads=True`); a torch tensor's gradient comes back as a torch tensor.
+
+Guarded by tests/test_engine.py, tests/test_engine_fidelity.py (messages, dtypes, devices),
+tests/test_fidelity_corpus.py (allow_unused, materialize_grads), tests/test_autograd_api.py and
+tests/test_torch_boundary.py (torch tensors as inputs).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+from . import torch_leaves
+from .hook_order import as_variable, typename
+from .validate_outputs import fit_device, fit_dtype
+from . import variable_class
+from . import grad_mode
+
+
+def as_tuple(x: Any) -> tuple:
+    if isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,)
+
+
+def checked_inputs(inputs: Any, caller: str) -> tuple:
+    """`inputs` as a tuple of Variables, refused as torch refuses them when empty or not tensors.
+
+    A torch tensor that requires grad is a leaf of teachgrad's graph: its TorchLeaf stands for it."""
+    inputs = as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError(f"`inputs` argument to `{caller}()` cannot be empty.")
+    for x in inputs:
+        if not isinstance(x, (variable_class.Variable, torch.Tensor)):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(x).__name__}")
+    return tuple(_input_variable(x) if isinstance(x, torch.Tensor) else x for x in inputs)
+
+
+def _input_variable(tensor):
+    return torch_leaves.leaf(tensor) if tensor.requires_grad else variable_class.Variable._make(tensor)
+
+
+def make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
+    """Check the given output gradients, and make ones for scalar outputs given none."""
+    Variable = variable_class.Variable
+    made = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not isinstance(out, Variable):
+            raise TypeError(f"expected a teachgrad Variable, got {type(out).__name__}")
+        if g is None:
+            if out.requires_grad and out.data.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out.requires_grad and not out.data.is_floating_point():
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+            data = torch.ones_like(out.data, memory_format=torch.preserve_format)
+        else:
+            if not isinstance(g, (Variable, torch.Tensor)):
+                raise TypeError(f"gradients can be either Tensors or None, but got {typename(g)}")
+            data = g.data if isinstance(g, Variable) else g
+            if data.shape != out.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {data.shape} and output[{i}] "
+                    f"has a shape of {out.shape}."
+                )
+            data = fit_dtype(data, out.dtype)
+            data = fit_device(data, out.device, lambda message: message, i)
+            if isinstance(g, Variable) and data is g.data:
+                data = g
+        if create_graph or grad_mode.forward_level >= 0:   # a dual level: gradients carry tangents too
+            made.append(data if isinstance(data, Variable) else Variable._make(data))
+        else:
+            made.append(data.data if isinstance(data, Variable) else data)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    return made
+
+
+def checked_grad_call(outputs: Any, inputs: Any, allow_unused: bool | None,
+                      materialize_grads: bool) -> tuple[tuple, tuple, bool]:
+    """grad()'s arguments checked as torch checks them; returns (outputs, inputs, allow_unused) as tuples and a bool."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = as_tuple(outputs)
+    inputs_tuple = checked_inputs(inputs, "grad")
+    for i, out in enumerate(outputs):   # as torch: the outputs are checked before the inputs
+        if isinstance(out, variable_class.Variable) and not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    for x in inputs_tuple:
+        if not x.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return outputs, inputs_tuple, allow_unused
+
+
+def grad_results(captured: list, inputs_tuple: tuple, allow_unused: bool, materialize_grads: bool,
+                 create_graph: bool) -> tuple:
+    """What grad() returns for the gradients the engine caught: one per input, as Variables (a torch tensor's:
+    a torch tensor); an input the outputs do not depend on is refused, or gets None or zeros."""
+    result = []
+    for k, g in enumerate(captured):
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {k} appears to not have been used in the graph. "
+                "Set allow_unused=True if this is the desired behavior."
+            )
+        if g is None and materialize_grads:
+            g = variable_class.Variable(torch.zeros_like(inputs_tuple[k].data), requires_grad=create_graph)
+        if isinstance(inputs_tuple[k], variable_class.TorchLeaf):   # a torch tensor's gradient: a torch tensor
+            if create_graph:
+                raise RuntimeError(torch_leaves.CREATE_GRAPH)
+            result.append(None if g is None else _plain_tensor(g))
+        else:
+            result.append(None if g is None else as_variable(g))
+    return tuple(result)
+
+
+def _plain_tensor(g):
+    return g.data if isinstance(g, variable_class.Variable) else g

@@ -1,0 +1,77 @@
+"""The gradient layout contract, as torch keeps it: a leaf's first `.grad` is laid out as the leaf is.
+
+A gradient nobody else holds is kept as it is when it obeys the contract: its strides are the leaf's
+wherever the size is not 1 (for a leaf whose elements fill their memory without gaps or overlaps; for any
+other leaf, the gradient must be contiguous). Otherwise it is copied into a new tensor laid out as the leaf.
+`torch.autograd.enforce_grad_layout_policy(False)` (also `tg.autograd.enforce_grad_layout_policy`) lets a
+gradient nobody else holds be kept whatever its layout. (torch/csrc/autograd/functions/accumulate_grad.h,
+torch/csrc/autograd/utils/grad_layout_contract.h.)
+
+Which gradients nobody else holds is the engine's to know: it calls `track_owner` for each gradient bound for
+a leaf's AccumulateGrad, and keeps the answer in `watch.owned` (`watch.may_own`: nothing records the backward).
+
+Guarded by tests/test_engine_fidelity.py (test_first_gradient_layout_is_torchs, the gradients kept uncopied)
+and tests/test_torch_boundary.py.
+"""
+import torch
+
+
+def first_grad(leaf: torch.Tensor, grad: torch.Tensor, owned: bool) -> torch.Tensor:
+    """What a leaf's `.grad` becomes when it had none: `grad`'s memory itself, or a copy laid out as the leaf."""
+    if owned and (not torch._C._is_grad_layout_enforcement_enabled() or obeys_contract(grad, leaf)):
+        return grad.detach()   # as torch's AccumulateGrad: the same memory, in a tensor object of its own
+    return clone_obey_contract(grad, leaf)
+
+
+def clone_obey_contract(grad: torch.Tensor, leaf: torch.Tensor) -> torch.Tensor:
+    """A copy of `grad` laid out as torch wants `leaf`'s gradient: with the leaf's strides when its elements fill
+    their memory without gaps or overlaps, else contiguous (the kernels torch calls for it, too)."""
+    if _non_overlapping_and_dense(leaf):
+        return grad.new_empty_strided(leaf.shape, leaf.stride(), dtype=leaf.dtype, device=leaf.device).copy_(grad)
+    return grad.clone(memory_format=torch.contiguous_format)
+
+
+def obeys_contract(grad: torch.Tensor, leaf: torch.Tensor) -> bool:
+    """Whether `grad` is laid out as torch wants the gradient of `leaf` to be."""
+    if leaf.is_contiguous() and grad.stride() == leaf.stride():   # (the usual case, without the loop below)
+        return True
+    if not _non_overlapping_and_dense(leaf):
+        return grad.is_contiguous()
+    return all(g == s if n != 1 else g != 0 for g, s, n in zip(grad.stride(), leaf.stride(), grad.shape))
+
+
+def _non_overlapping_and_dense(t: torch.Tensor) -> bool:
+    """Whether t's elements fill one block of memory without gaps or overlaps (in some order of its dims)."""
+    expected = 1
+    for stride, size in sorted((st, n) for st, n in zip(t.stride(), t.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def track_owner(watch, accumulator, summed, sender, g, grad_outputs, grad_inputs) -> None:
+    """Whether the gradient now waiting at a leaf's AccumulateGrad is one nobody else holds (a sum the
+    engine made, or a fresh result of a built-in backward): then `.grad` can keep it uncopied, as torch's."""
+    if (summed and not watch.create_graph) or (watch.may_own and _fresh(sender, g, grad_outputs, grad_inputs)):
+        watch.owned.add(accumulator)
+    else:
+        watch.owned.discard(accumulator)
+
+
+def _fresh(node, g, grad_outputs, grad_inputs):
+    """Whether a built-in node has just computed `g`: a new tensor, sent on this one edge only.
+
+    Not fresh: a gradient passed through unchanged (Add's), a view (T's), one sent twice, or any
+    that a user's code could hold (a custom Function's, one a hook has seen).
+    """
+    if not node._grads_are_fresh or node._post_hooks or g._base is not None:
+        return False
+    for arrived in grad_outputs:
+        if arrived is g:
+            return False
+    sent = 0
+    for other in grad_inputs:
+        if other is g:
+            sent += 1
+    return sent == 1

@@ -1,0 +1,99 @@
+"""The backward pass running now, for code that asks about it while it runs (kept beside the engine's loop).
+
+- `current_graph_task()`: the pass running in this thread (a checkpoint recomputes its segment once per pass);
+- `will_engine_execute_node(node)`: whether that pass runs `node` (torch._C._will_engine_execute_node, which
+  `register_multi_grad_hook` asks);
+- `record_backward()`: every node the engine runs, in order, as `Step`s (what the notebooks draw and print).
+
+Guarded by tests/test_autograd_api.py (multi-grad hooks), tests/test_checkpoint.py (one recomputation per
+pass) and tests/test_engine.py, tests/test_engine_fidelity.py (record_backward).
+"""
+import contextlib
+import itertools
+import threading
+from collections import namedtuple
+
+from ..core.node import AccumulateGrad
+from . import variable_class
+
+
+Step = namedtuple("Step", "node grad_outputs grad_inputs")
+Step.__doc__ = "One node run by the engine: the gradients it received and the ones it sent on its edges."
+
+_local = threading.local()   # each thread records its own backward passes
+
+GraphTask = namedtuple("GraphTask", "id whole_graph graph")
+GraphTask.__doc__ = ("One backward() or grad() call; whole_graph: a backward() without inputs= (runs every node); "
+                     "graph: what _run fills in for will_engine_execute_node.")
+_task_ids = itertools.count()
+_tasks = threading.local()
+
+
+@contextlib.contextmanager
+def graph_task(whole_graph):
+    stack = _tasks.__dict__.setdefault("stack", [])
+    stack.append(GraphTask(next(_task_ids), whole_graph, {}))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def current_graph_task():
+    """The backward pass running now in this thread (a checkpoint recomputes once per pass), or None."""
+    stack = getattr(_tasks, "stack", None)
+    return stack[-1] if stack else None
+
+
+def will_engine_execute_node(node):
+    """Whether the backward pass running now runs `node` (torch._C._will_engine_execute_node): it must be
+    reachable from the roots and, with `inputs=`, on a path to one of them (register_multi_grad_hook asks)."""
+    task = current_graph_task()
+    if task is None or not task.graph:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    graph = task.graph
+    if graph["grad"] and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    reached = node in graph["dependencies"] or node in graph["roots"]
+    return reached and (graph["execute"] is None or node in graph["execute"])
+
+
+@contextlib.contextmanager
+def record_backward():
+    """Record every node the engine runs in this thread, in order, as a list of `Step`s.
+
+        with record_backward() as steps:
+            t.backward()
+        [s.node.name() for s in steps]   # ['MulBackward0', 'AccumulateGrad', ...]
+    """
+    steps = []
+    recorders = _local.__dict__.setdefault("recorders", [])
+    recorders.append(steps)
+    try:
+        yield steps
+    finally:
+        recorders[:] = [r for r in recorders if r is not steps]
+
+
+def share_with_task(buffers, dependencies, execute, capture):
+    """What will_engine_execute_node asks about this pass (references only: nothing is copied for a question
+    rarely asked)."""
+    task = current_graph_task()
+    if task is not None:
+        task.graph.update(dependencies=dependencies, roots=tuple(buffers), execute=execute, grad=capture)
+
+
+def recorders():
+    """The lists that `record_backward` blocks open in this thread are filling (none: an empty tuple)."""
+    return getattr(_local, "recorders", None) or ()
+
+
+def record_step(recorders, node, grad_outputs, grad_inputs):
+    """Give every open `record_backward` block the node the engine has just run, with plain copies of its gradients."""
+    for steps in recorders:
+        steps.append(Step(node, _plain(grad_outputs), _plain(grad_inputs)))
+
+
+def _plain(grads):
+    return tuple(None if g is None else (g.data if isinstance(g, variable_class.Variable) else g).detach() for g in grads)

@@ -1,0 +1,82 @@
+"""The nodes an in-place write through a view leaves behind, as torch records them.
+
+After `y[0].mul_(3)`, the base `y` gets a `CopySlices` node that wraps the write's own node; a view whose
+base was written to since it was made gets a fresh `AsStridedBackward0` node leading to the base, made
+lazily when its `grad_fn` is next read. What a view is and how it is checked is teachgrad/rules/views.py.
+
+Guarded by tests/test_views.py (in-place writes through views, regenerated grad_fns against torch) and
+tests/test_silent_bugs.py.
+"""
+from ..core import engine
+from ..core.function import Function, _meta, _sequence_nr
+from .views import _forward_steps, check_rebase, replay
+
+
+# --- the nodes in-place writes leave behind ----------------------------------------------------
+
+def _node(cls, next_functions, needs_input_grad, input_meta):
+    """A node of `cls` made directly (no forward to run): the history already exists.
+
+    `input_meta` holds (shape, dtype, device) per input, which the engine fits gradients to.
+    """
+    node = cls._backward_cls()
+    node._next_nodes = tuple(next_node for next_node, _ in next_functions)
+    node._input_nrs = tuple(input_nr for _, input_nr in next_functions)
+    node.needs_input_grad = tuple(needs_input_grad)
+    node._input_meta = tuple(input_meta)
+    node._sequence_nr = next(_sequence_nr)
+    return node
+
+
+class CopySlices(Function, node="CopySlices", qualified_name="torch::autograd::CopySlices"):
+    """The base's node after a write through one of its views: the write's node wraps inside.
+
+    Edge 0 leads to the base's history before the write; the others are the write's own inputs
+    (the `src` of a `copy_`, the `other` of a `mul_`).
+    """
+
+    @staticmethod
+    def backward(ctx, grad):
+        result = grad.clone()
+        grad_slice = replay(ctx.chain, result)        # where the write landed, in the base's gradient
+        grads = engine.call_node(ctx.fn, [grad_slice.clone()])   # the write's node, run as the engine runs one
+        if grads[0] is None:
+            grad_slice.zero_()                          # the old values there were overwritten
+        else:
+            grad_slice.copy_(grads[0])
+        return (result, *grads[1:])
+
+
+def copy_slices(base, view_info, fn):
+    """The base's new node after `fn` wrote through a view: a CopySlices wrapping `fn`."""
+    edges = (base._edge(),) + tuple(fn.next_functions[1:])
+    node = _node(CopySlices, edges, tuple(next_node is not None for next_node, _ in edges),
+                 (_meta(base),) + tuple(fn._input_meta[1:]))
+    node.fn, node.chain = fn, view_info.chain
+    node._wrapped = fn
+    return node
+
+
+class AsStrided(Function, node="AsStridedBackward0"):
+    """A view's node made again after its base changed: the view's gradient, put back in place."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        for (cls, _), step_ctx in zip(reversed(ctx.chain), reversed(ctx.steps)):
+            grad = cls.backward(step_ctx, grad)
+            if isinstance(grad, tuple):
+                grad = grad[0]
+        return grad
+
+
+def regenerate_grad_fn(view):
+    """Give a view whose base was written to a node leading to the base (torch does it lazily)."""
+    info = view._view
+    base = info.base
+    if view._grad_fn is None and not base.requires_grad:
+        return
+    check_rebase(view, indirect=True)
+    node = _node(AsStrided, (base._edge(),), (True,), (_meta(base),))
+    node.chain, node.steps = info.chain, _forward_steps(info.chain, base.data)[1]
+    info.version = view.data._version
+    view._set_history(node, 0)

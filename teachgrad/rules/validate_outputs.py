@@ -1,0 +1,67 @@
+"""Every gradient a node returns is fitted to its input, as torch's engine does for every node
+(validate_outputs in torch/csrc/autograd/engine.cpp): cast to the input's dtype, summed back to its shape when
+it is a broadcast of it, a scalar moved to the input's device; anything else refused with torch's message.
+
+This is why ops like `Add` return the output's gradient as it is: the sum over broadcast dimensions is done
+here, once, for every op.
+
+Guarded by tests/test_engine.py, tests/test_engine_fidelity.py (dtypes, devices, shapes, messages) and
+tests/test_function.py (a custom Function's wrong gradient refused).
+"""
+from .broadcast import unbroadcast
+
+
+def fit_to_inputs(node, grad_inputs):
+    """Make each gradient look like its input, as torch's engine does for every node (validate_outputs)."""
+    for k, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):
+        if g is not None and meta is not None and (g.shape, g.dtype, g.device) != meta:
+            grad_inputs[k] = _fitted(node, k, g, meta)
+
+
+def _fitted(node, k, g, meta):
+    """A gradient that does not match its input (shape, dtype, device): summed, cast, moved, or refused."""
+    shape, dtype, device = meta
+    if g.shape != shape:
+        if not _expandable(shape, g.shape):   # a broadcast of the input's shape is summed back; any other is a bug
+            raise RuntimeError(_message(node, f"invalid gradient at index {k} - got {list(g.shape)} but expected "
+                                              f"shape compatible with {list(shape)}"))
+        g = unbroadcast(g, shape)
+    g = fit_dtype(g, dtype)
+    if g.device != device:   # (checked here too, so the message's closure is made only for a gradient it may need)
+        g = fit_device(g, device, lambda text: _message(node, text), k)
+    return g
+
+
+def _message(node, text):
+    return f"Function {node.name()} returned an {text}"
+
+
+def _expandable(shape, to):
+    """Whether `shape` broadcasts to `to`."""
+    lead = len(to) - len(shape)
+    if lead < 0:
+        return False
+    for i, n in enumerate(shape):
+        if n != 1 and n != to[lead + i]:
+            return False
+    return True
+
+
+def fit_dtype(g, dtype):
+    """A gradient takes its input's dtype (an f16 input of an f32 product gets an f16 gradient)."""
+    return g if g.dtype is dtype else g.to(dtype)
+
+
+def fit_device(g, device, message, k):
+    """A gradient must be on its input's device; only a scalar is moved there."""
+    if g.device == device:
+        return g
+    if g.dim() == 0:
+        return g.to(device)
+    raise RuntimeError(message(f"invalid gradient at index {k} - expected device {device} but got {g.device}"))
+
+
+def wrong_number_message(node, got):
+    """A backward must return one gradient per input (checked for every op, as torch's validate_outputs does)."""
+    return (f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {len(node.needs_input_grad)}, got {got})")
