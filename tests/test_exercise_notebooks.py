@@ -194,18 +194,27 @@ def test_no_cell_before_a_check_gives_its_answer(name):
                 f"{name}: cell {index} already holds the answer of the exercise checked by {exercise.checker}: {given}"
 
 
-def _hints():
-    """checker name -> its two hint texts, read from teachgrad/exercises.py."""
-    tree = ast.parse((ROOT / "teachgrad" / "exercises.py").read_text())
-    hints = {}
-    for function in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("check_")):
-        for node in ast.walk(function):
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "hints" for t in node.targets):
-                hints[function.name] = ast.literal_eval(node.value)
-    return hints
+EXERCISES = ROOT / "teachgrad" / "exercises"   # the checks: one module per notebook, nb<notebook's name>.py
 
 
-HINTS = _hints()
+def _checkers():
+    """checker name -> (the module of teachgrad/exercises/ that defines it, its two hint texts), read with ast."""
+    checkers = {}
+    for path in sorted(EXERCISES.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for function in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("check_")):
+            assert function.name not in checkers, f"{function.name} is defined twice"
+            hints = None
+            for node in ast.walk(function):
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "hints"
+                                                        for t in node.targets):
+                    hints = ast.literal_eval(node.value)
+            checkers[function.name] = (path.stem, hints)
+    return checkers
+
+
+CHECKERS = _checkers()
+HINTS = {name: hints for name, (_, hints) in CHECKERS.items() if hints is not None}
 
 
 def _calls_not_shown(text, shown):
