@@ -195,6 +195,7 @@ def test_no_cell_before_a_check_gives_its_answer(name):
 
 
 EXERCISES = ROOT / "teachgrad" / "exercises"   # the checks: one module per notebook, nb<notebook's name>.py
+LONGEST_MODULE = 250                            # lines: a module of the package stays readable at a sitting
 
 
 def _checkers():
@@ -238,6 +239,44 @@ def test_every_hint_names_only_what_the_notebook_shows(name):
         for text in HINTS[exercise.checker]:
             assert not _calls_not_shown(text, shown), \
                 f"{name}: a hint of {exercise.checker} names {_calls_not_shown(text, shown)}, never shown in the notebook"
+
+
+@pytest.mark.parametrize("name", WITH_EXERCISES)
+def test_a_notebook_checks_with_its_own_module_only(name):
+    """Notebook NN_topic's check cells call only checkers of teachgrad/exercises/nbNN_topic.py."""
+    assert (EXERCISES / f"nb{name}.py").exists(), f"{name}: no module teachgrad/exercises/nb{name}.py"
+    for exercise in make_student.find_exercises(_load(name)):
+        assert exercise.checker in CHECKERS, f"{name}: {exercise.checker} is defined in no module of the package"
+        module, _ = CHECKERS[exercise.checker]
+        assert module == f"nb{name}", f"{name}: its check calls {exercise.checker}, which lives in {module}.py"
+
+
+def test_every_notebook_module_serves_a_notebook():
+    modules = sorted(path.stem for path in EXERCISES.glob("nb*.py"))
+    assert modules and [m for m in modules if m[2:] not in PRESENT] == [], "a module named after no notebook"
+
+
+def test_no_exercises_module_is_long():
+    lines = {path.name: len(path.read_text().splitlines()) for path in EXERCISES.glob("*.py")}
+    long = {name: n for name, n in lines.items() if n > LONGEST_MODULE}
+    assert lines and long == {}, f"more than {LONGEST_MODULE} lines, split them: {long}"
+
+
+def test_every_name_a_notebook_imports_from_exercises_is_there():
+    import teachgrad.exercises as exercises
+
+    for name in PRESENT:
+        cells = [c.source for c in _load(name).cells if c.cell_type == "code" and "teachgrad.exercises" in c.source]
+        for source in cells:
+            # IPython's magics (%load_ext ...) and shell lines are no Python: read them as comments
+            source = "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line
+                               for line in source.splitlines())
+            imports = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)
+                       and node.module == "teachgrad.exercises"]
+            assert imports, f"{name}: a cell names teachgrad.exercises but imports nothing from it"
+            for node in imports:
+                missing = [a.name for a in node.names if not hasattr(exercises, a.name)]
+                assert missing == [], f"{name} imports {missing} from teachgrad.exercises"
 
 
 def _two_exercises():
