@@ -194,18 +194,28 @@ def test_no_cell_before_a_check_gives_its_answer(name):
                 f"{name}: cell {index} already holds the answer of the exercise checked by {exercise.checker}: {given}"
 
 
-def _hints():
-    """checker name -> its two hint texts, read from teachgrad/exercises.py."""
-    tree = ast.parse((ROOT / "teachgrad" / "exercises.py").read_text())
-    hints = {}
-    for function in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("check_")):
-        for node in ast.walk(function):
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "hints" for t in node.targets):
-                hints[function.name] = ast.literal_eval(node.value)
-    return hints
+EXERCISES = ROOT / "teachgrad" / "exercises"   # the checks: one module per notebook, nb<notebook's name>.py
+LONGEST_MODULE = 250                            # lines: a module of the package stays readable at a sitting
 
 
-HINTS = _hints()
+def _checkers():
+    """checker name -> (the module of teachgrad/exercises/ that defines it, its two hint texts), read with ast."""
+    checkers = {}
+    for path in sorted(EXERCISES.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for function in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("check_")):
+            assert function.name not in checkers, f"{function.name} is defined twice"
+            hints = None
+            for node in ast.walk(function):
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "hints"
+                                                        for t in node.targets):
+                    hints = ast.literal_eval(node.value)
+            checkers[function.name] = (path.stem, hints)
+    return checkers
+
+
+CHECKERS = _checkers()
+HINTS = {name: hints for name, (_, hints) in CHECKERS.items() if hints is not None}
 
 
 def _calls_not_shown(text, shown):
@@ -229,6 +239,44 @@ def test_every_hint_names_only_what_the_notebook_shows(name):
         for text in HINTS[exercise.checker]:
             assert not _calls_not_shown(text, shown), \
                 f"{name}: a hint of {exercise.checker} names {_calls_not_shown(text, shown)}, never shown in the notebook"
+
+
+@pytest.mark.parametrize("name", WITH_EXERCISES)
+def test_a_notebook_checks_with_its_own_module_only(name):
+    """Notebook NN_topic's check cells call only checkers of teachgrad/exercises/nbNN_topic.py."""
+    assert (EXERCISES / f"nb{name}.py").exists(), f"{name}: no module teachgrad/exercises/nb{name}.py"
+    for exercise in make_student.find_exercises(_load(name)):
+        assert exercise.checker in CHECKERS, f"{name}: {exercise.checker} is defined in no module of the package"
+        module, _ = CHECKERS[exercise.checker]
+        assert module == f"nb{name}", f"{name}: its check calls {exercise.checker}, which lives in {module}.py"
+
+
+def test_every_notebook_module_serves_a_notebook():
+    modules = sorted(path.stem for path in EXERCISES.glob("nb*.py"))
+    assert modules and [m for m in modules if m[2:] not in PRESENT] == [], "a module named after no notebook"
+
+
+def test_no_exercises_module_is_long():
+    lines = {path.name: len(path.read_text().splitlines()) for path in EXERCISES.glob("*.py")}
+    long = {name: n for name, n in lines.items() if n > LONGEST_MODULE}
+    assert lines and long == {}, f"more than {LONGEST_MODULE} lines, split them: {long}"
+
+
+def test_every_name_a_notebook_imports_from_exercises_is_there():
+    import teachgrad.exercises as exercises
+
+    for name in PRESENT:
+        cells = [c.source for c in _load(name).cells if c.cell_type == "code" and "teachgrad.exercises" in c.source]
+        for source in cells:
+            # IPython's magics (%load_ext ...) and shell lines are no Python: read them as comments
+            source = "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line
+                               for line in source.splitlines())
+            imports = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)
+                       and node.module == "teachgrad.exercises"]
+            assert imports, f"{name}: a cell names teachgrad.exercises but imports nothing from it"
+            for node in imports:
+                missing = [a.name for a in node.names if not hasattr(exercises, a.name)]
+                assert missing == [], f"{name} imports {missing} from teachgrad.exercises"
 
 
 def _two_exercises():

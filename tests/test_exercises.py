@@ -6,6 +6,7 @@ import torch
 
 import teachgrad as tg
 from teachgrad import exercises as ex
+from teachgrad.exercises.nb04_build_your_own_engine import _graph_of
 
 
 def _raise(*args, **kwargs):
@@ -348,7 +349,7 @@ def test_04_topo_grad_refuses_wrong_orders_and_engines_with_a_hint():
     assert _not_yet(missing) and "misses 1" in missing.message
     twice = ex.check_topo_grad(lambda root: _topological_order(root) + [root.grad_fn], right)
     assert _not_yet(twice) and "twice" in twice.message
-    breadth_first = ex.check_topo_grad(lambda root: ex._graph_of(root.grad_fn)[0], right)   # not topological
+    breadth_first = ex.check_topo_grad(lambda root: _graph_of(root.grad_fn)[0], right)   # not topological
     assert _not_yet(breadth_first) and "before the" in breadth_first.message
     runs_twice = ex.check_topo_grad(_topological_order, _recursive)
     assert _not_yet(runs_twice) and "times" in runs_twice.message

@@ -1,0 +1,195 @@
+"""Notebook 04 · build your own engine: the learner's engine (a ready-count one, then a topological-sort one)
+run on random graphs, diamonds and a deep chain, against tg.grad and torch, each node run once."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+import teachgrad as tg
+from ._graphs import DEEP, _CountCalls, deep_chain, diamond_chain, random_graph
+from ._verdicts import Verdict, _correct, _not_yet, _raised, _tensor
+
+__all__ = ["check_my_grad", "check_topo_grad"]
+
+
+def _graph_and_grads(make):
+    """A test graph built by make(lib), its leaves, and tg.grad's gradients (checked against torch's)."""
+    root, leaves = make(tg)
+    expected = tg.grad(root, leaves, retain_graph=True)
+    root_t, leaves_t = make(torch)
+    expected_t = torch.autograd.grad(root_t, leaves_t)
+    for e, e_t in zip(expected, expected_t):
+        assert torch.allclose(e.data, e_t), "teachgrad and torch differ"
+    return root, leaves, expected
+
+
+def _leaf_grads_problem(got: Any, expected, fn_name: str, if_none: str) -> str | None:
+    """What is wrong with a learner's engine's gradients, one per leaf, or None when they are tg.grad's."""
+    if got is None or not isinstance(got, (list, tuple)) or len(got) != len(expected):
+        return f"{fn_name} should return one gradient per leaf ({len(expected)}), in the leaves' order"
+    for k, (g, e) in enumerate(zip(got, expected)):
+        if g is None:
+            return f"{fn_name} gave no gradient for leaf {k} (None): {if_none}"
+        g = _tensor(g)
+        if g is None or g.shape != e.shape or not torch.allclose(g, e.data, atol=1e-10):
+            return f"the gradient of leaf {k} differs from tg.grad's and torch's"
+    return None
+
+
+def _ran_twice(counter: "_CountCalls", rule: str) -> str | None:
+    """The first node a learner's engine ran more than once (its gradients right all the same), or None."""
+    twice = [n for n, c in counter.calls.items() if c > 1]
+    if not twice:
+        return None
+    return f"the numbers are right but {twice[0].name()} ran {counter.calls[twice[0]]} times: {rule}"
+
+
+def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
+    """my_grad(root, leaves) -> one gradient per leaf, as tg.grad gives; each node run once."""
+    hints = ("a node may run only when every gradient bound for it has arrived: count, before running anything, "
+             "how many edges lead into each node.",
+             "1) walk the graph from root.grad_fn and count the edges into each node; 2) keep a dict node -> "
+             "summed gradient and a list of ready nodes (count 0), starting with root.grad_fn and a gradient "
+             "of ones; 3) pop a ready node, run it with run(node, grad), add each result into the dict entry of its "
+             "next_functions node, decrease that node's count, and push it when the count reaches 0; "
+             "4) an AccumulateGrad node (it has .variable) is where a leaf's gradient ends up.")
+    call = "check_my_grad(my_grad, hint=2)"
+    cases = [("the diamond chain of depth 3", lambda lib: diamond_chain(lib, 3))]
+    cases += [(f"random graph {seed}", lambda lib, seed=seed: random_graph(lib, seed)) for seed in range(8)]
+    for name, make in cases:
+        root, leaves, expected = _graph_and_grads(make)
+        try:
+            with _CountCalls() as counter:
+                got = my_grad(root, leaves)
+        except Exception as error:
+            return _not_yet(f"on {name}, " + _raised("my_grad", error), hints, hint, call)
+        problem = _leaf_grads_problem(got, expected, "my_grad", "your engine never reached its AccumulateGrad node")
+        if problem:
+            return _not_yet(f"on {name}, {problem}", hints, hint, call)
+        problem = _ran_twice(counter, "a node should run once, with the sum")
+        if problem:
+            return _not_yet(f"on {name}, {problem}", hints, hint, call)
+    # torch's own graph: the same engine must work on torch's nodes
+    for seed in range(3):
+        root_t, leaves_t = random_graph(torch, seed)
+        expected_t = torch.autograd.grad(root_t, leaves_t, retain_graph=True)
+        try:
+            got_t = my_grad(root_t, leaves_t)
+        except Exception as error:
+            return _not_yet(f"on torch's graph {seed}, " + _raised("my_grad", error), hints, hint, call)
+        if got_t is None or len(got_t) != len(leaves_t) or not all(
+                _tensor(g) is not None and torch.allclose(_tensor(g), e, atol=1e-10) for g, e in zip(got_t, expected_t)):
+            return _not_yet(f"on torch's graph {seed}, the gradients differ from torch.autograd.grad's",
+                            hints, hint, call)
+    return _correct("on the diamond chain and 8 random graphs your engine gives tg.grad's and torch's gradients, "
+                    "running each node once; on torch's own graphs too")
+
+
+def _graph_of(root_node) -> tuple[list, list]:
+    """Every node reachable from root_node, and every edge (node, next_node) between them; no recursion."""
+    nodes, edges, stack = {root_node: None}, [], [root_node]
+    while stack:
+        node = stack.pop()
+        for next_node, _ in node.next_functions:
+            if next_node is None:
+                continue
+            edges.append((node, next_node))
+            if next_node not in nodes:
+                nodes[next_node] = None
+                stack.append(next_node)
+    return list(nodes), edges
+
+
+def _order_problem(order: Any, root) -> str | None:
+    """What keeps `order` from being a run order of root's graph (each node once, before the nodes it
+    sends gradients to), or None when it is one."""
+    if order is None:
+        return "topological_order returns None; return a list of nodes"
+    if isinstance(order, (str, bytes, dict)) or not hasattr(order, "__iter__"):
+        return f"topological_order returns {type(order).__name__}; return a list of nodes"
+    order = list(order)
+    nodes, edges = _graph_of(root.grad_fn)
+    position = {}
+    for i, node in enumerate(order):
+        if not hasattr(node, "next_functions"):
+            return f"item {i} of the order is {type(node).__name__}, not a node of the graph"
+        if node in position:
+            return f"it lists {type(node).__name__} twice: each node goes in once"
+        position[node] = i
+    missing = [node for node in nodes if node not in position]
+    if missing:
+        return f"it misses {len(missing)} of the graph's {len(nodes)} nodes (one is a {type(missing[0]).__name__})"
+    if len(order) != len(nodes):
+        return f"it lists {len(order) - len(nodes)} nodes that are not in the graph behind root"
+    late = [(a, b) for a, b in edges if position[a] > position[b]]
+    if late and len(late) == len(edges):
+        return "every node comes after the nodes it sends gradients to: that is the order reversed"
+    if late:
+        a, b = late[0]
+        return (f"a {type(b).__name__} comes before the {type(a).__name__} that sends it a gradient "
+                f"({len(late)} of the {len(edges)} edges point backwards in your order)")
+    return None
+
+
+def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int = 1) -> Verdict:
+    """topological_order(root) -> the nodes behind root, each before the nodes it sends gradients to;
+    topo_grad(root, leaves) -> one gradient per leaf, as tg.grad gives, each node run once."""
+    hints = ("a node's gradient is complete once every node that sends it one has run: list the nodes so that each "
+             "comes before the nodes in its next_functions, then one pass down the list runs each node once.",
+             "depth-first search from root.grad_fn with your own stack of (node, expanded) pairs: the first time you "
+             "pop a node, push it back as expanded, then push its next_functions nodes you have not seen; when you "
+             "pop an expanded node, append it to a list. A node is appended only after every node below it, so the "
+             "list reversed starts at root.grad_fn. Then walk that order with a dict node -> summed gradient: take "
+             "the node's sum, run(node, grad), add each gradient it sends into its next node's entry; an "
+             "AccumulateGrad node's sum is its leaf's gradient.")
+    call = "check_topo_grad(topological_order, topo_grad, hint=2)"
+    cases = [("the diamond chain of depth 3", lambda lib: diamond_chain(lib, 3))]
+    cases += [(f"random graph {seed}", lambda lib, seed=seed: random_graph(lib, seed)) for seed in range(8)]
+    cases += [(f"a chain {DEEP} nodes deep", lambda lib: deep_chain(lib, DEEP))]
+    for name, make in cases:
+        root, leaves, expected = _graph_and_grads(make)
+        try:
+            order = topological_order(root)
+        except RecursionError:
+            return _not_yet(f"on {name}, topological_order went past Python's recursion limit: keep your own "
+                            "stack instead of calling a function for each node", hints, hint, call)
+        except Exception as error:
+            return _not_yet(f"on {name}, " + _raised("topological_order", error), hints, hint, call)
+        try:
+            problem = _order_problem(order, root)
+        except Exception as error:          # an order of odd things: say what came back, never raise
+            problem = f"it could not be read as a list of nodes ({type(error).__name__})"
+        if problem:
+            return _not_yet(f"on {name}, the order is not yet a topological order: {problem}", hints, hint, call)
+        try:
+            with _CountCalls() as counter:
+                got = topo_grad(root, leaves)
+        except RecursionError:
+            return _not_yet(f"on {name}, topo_grad went past Python's recursion limit", hints, hint, call)
+        except Exception as error:
+            return _not_yet(f"on {name}, " + _raised("topo_grad", error), hints, hint, call)
+        problem = _leaf_grads_problem(got, expected, "topo_grad", "did its AccumulateGrad node get its sum?")
+        if problem:
+            return _not_yet(f"on {name}, {problem}", hints, hint, call)
+        problem = _ran_twice(counter, "in a topological order each node runs once")
+        if problem:
+            return _not_yet(f"on {name}, {problem}", hints, hint, call)
+    for seed in range(3):             # torch's own graphs: the same two functions must work on its nodes
+        root_t, leaves_t = random_graph(torch, seed)
+        expected_t = torch.autograd.grad(root_t, leaves_t, retain_graph=True)
+        try:
+            problem = _order_problem(topological_order(root_t), root_t)
+            got_t = topo_grad(root_t, leaves_t)
+        except Exception as error:
+            return _not_yet(f"on torch's graph {seed}, your functions raised {type(error).__name__}: "
+                            f"{str(error).splitlines()[0] if str(error) else ''}", hints, hint, call)
+        if problem:
+            return _not_yet(f"on torch's graph {seed}, the order is not yet a topological order: {problem}",
+                            hints, hint, call)
+        if got_t is None or len(got_t) != len(leaves_t) or not all(
+                _tensor(g) is not None and torch.allclose(_tensor(g), e, atol=1e-10) for g, e in zip(got_t, expected_t)):
+            return _not_yet(f"on torch's graph {seed}, the gradients differ from torch.autograd.grad's",
+                            hints, hint, call)
+    return _correct(f"your order is topological on every graph (the {DEEP}-deep chain too) and your engine gives "
+                    "tg.grad's and torch's gradients, running each node once; on torch's own graphs too")
