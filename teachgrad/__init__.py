@@ -33,13 +33,13 @@ from .api.factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, a
                             full_like, linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
                             tensor, zeros, zeros_like)
 from .api.torch_functions import (abs, add, all, allclose, any, cat, chunk, clamp, cos, div, dot, eq, equal, exp, flatten,
-                                  is_tensor, log, log_softmax, masked_fill, matmul, max, maximum, mean, min, minimum, mm,
-                                  mul, neg, norm, pow, relu, reshape, sigmoid, sin, softmax, split, sqrt, square, squeeze,
-                                  stack, sub, sum, t, tanh, transpose, unsqueeze, where)
+                                  is_tensor, log, masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm,
+                                  pow, relu, reshape, sigmoid, sin, split, sqrt, square, squeeze, stack, sub, sum, t, tanh,
+                                  transpose, unsqueeze, where)
 # ops with torch's signatures (teachgrad/api/torch_signatures.py, teachgrad/nn/functional_layers.py)
-from .api.torch_functions import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10,
-                                  log1p, log2, logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter,
-                                  scatter_add, sort, std, tile, topk, tril, triu, var)
+from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10,
+                                   log1p, log2, log_softmax, logsumexp, masked_select, movedim, repeat_interleave, roll,
+                                   rsqrt, scatter, scatter_add, softmax, sort, std, tile, topk, tril, triu, var)
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .features.custom_function import Function

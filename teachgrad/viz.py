@@ -459,7 +459,7 @@ def backward_steps(root, *, names=None, gradient=None, retain_graph=None, **opti
         steps.caption(0) # the same in words
         steps.html()     # the stepper as self-contained HTML, for a page with no kernel
 
-    Works for teachgrad Variables (via `teachgrad.engine.record_backward`) and for torch
+    Works for teachgrad Variables (via `record_backward` of teachgrad/core/engine.py) and for torch
     tensors (via a hook on every node). Takes the same switches as `draw`.
     """
     g = _walk([root], names, _options(options))

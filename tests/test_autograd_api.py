@@ -664,3 +664,14 @@ def test_region_activation_memory_budget_refuses_eager_mode_as_torch():
                 lib.autograd.graph.region_activation_memory_budget(budget)
             messages.append(str(raised.value))
         assert messages[0] == messages[1]
+
+
+def test_grad_modes_live_at_torchs_path_and_name_it():
+    """`torch.autograd.grad_mode` holds the grad modes; `set_grad_enabled`'s repr names that module."""
+    import teachgrad.autograd.grad_mode as ours
+    for name in ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode"):
+        assert getattr(ours, name) is getattr(tg, name)
+    try:
+        assert repr(tg.set_grad_enabled(False)).replace("teachgrad", "torch") == repr(torch.set_grad_enabled(False))
+    finally:
+        torch.set_grad_enabled(True)

@@ -105,3 +105,15 @@ def test_nodes_define_no_getattr():
     assert torch.equal(node._saved_result.data, x.data.exp())
     with pytest.raises(AttributeError, match="'ExpBackward0' object has no attribute '_saved_nothing'"):
         node._saved_nothing
+
+
+def test_the_table_of_torchs_methods_is_what_tensor_methods_leaves_out():
+    """Every public torch.Tensor method a Variable has is written where grep finds it: recorded ones in
+    teachgrad/api/tensor_methods.py, torch's own run on the data in the table of teachgrad/api/torch_methods.py."""
+    from teachgrad.api.torch_methods import TORCH_METHODS, TorchMethods
+    from teachgrad.core.variable import Variable
+    written = {name for cls in Variable.__mro__ if cls not in (TorchMethods, object) for name in vars(cls)}
+    public = {name for name in dir(torch.Tensor) if not name.startswith("_") and callable(getattr(torch.Tensor, name))
+              and not any(word in name for word in ("grad", "hook", "backward"))}
+    assert len(TORCH_METHODS) == len(set(TORCH_METHODS)), "a name twice"
+    assert set(TORCH_METHODS) == public - written

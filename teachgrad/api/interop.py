@@ -41,25 +41,6 @@ def handle(func, args, kwargs):
     return ours(*args, **kwargs)
 
 
-def add_tensor_methods(cls):
-    """Give `cls` (Variable) each public torch Tensor method it does not define, and `%` and `//`, run through
-    `handle`.
-
-    (Methods, not a `__getattr__`: a class with `__getattr__` makes every attribute read slower.)
-    Methods that touch autograd itself (hooks, grads, backward) are left out: on the data they would
-    do nothing useful, so they stay an AttributeError.
-    """
-    for name in dir(torch.Tensor):
-        method = getattr(torch.Tensor, name, None)
-        if (name.startswith("_") or not callable(method) or hasattr(cls, name)
-                or any(word in name for word in ("grad", "hook", "backward"))):
-            continue
-        setattr(cls, name, tensor_method(method))
-    # `i % n`, `i // n` on index tensors: torch's, as above (refused, by name, where a gradient would be lost)
-    for name in ("__mod__", "__rmod__", "__floordiv__", "__rfloordiv__"):
-        setattr(cls, name, tensor_method(getattr(torch.Tensor, name)))
-
-
 def module_function(name):
     """`tg.<name>` for a name teachgrad does not define but torch does, as one of its ATen functions
     (torch.argsort, torch.bincount, torch.isclose, torch.logspace, ...): torch's function run through `handle`.
@@ -86,7 +67,7 @@ def module_function(name):
         return result
     call.__name__ = call.__qualname__ = name
     call.runs_torchs = True
-    call.__doc__ = f"torch.{name} (see teachgrad.interop.module_function: recorded only where teachgrad has the op)."
+    call.__doc__ = f"torch.{name} (see module_function in teachgrad/api/interop.py: recorded only where teachgrad has the op)."
     return call
 
 
@@ -95,7 +76,7 @@ def tensor_method(method):
         return handle(method, (self, *args), kwargs)
     call.__name__ = call.__qualname__ = method.__name__
     call.runs_torchs = True
-    call.__doc__ = f"torch.Tensor.{method.__name__} (see teachgrad.interop: recorded only where teachgrad has the op)."
+    call.__doc__ = f"torch.Tensor.{method.__name__} (see teachgrad/api/interop.py: recorded only where teachgrad has the op)."
     return call
 
 
@@ -155,7 +136,7 @@ def _teachgrad_version(func, Variable):
     name = getattr(func, "__name__", "")
     if _is_tensor_method(func):
         method = getattr(Variable, name, None)
-        return (None if getattr(method, "runs_torchs", False) else method), True   # not one add_tensor_methods gave
+        return (None if getattr(method, "runs_torchs", False) else method), True   # not one of api/torch_methods.py
     if _is_functional(func):
         return getattr(namespaces["teachgrad.nn.functional"], name, None), False
     op = getattr(namespaces["teachgrad"], name, None)
@@ -177,7 +158,7 @@ def _any_dual(value):
 
 
 def _any_requires_grad(value, Variable):
-    """Whether a Variable, or a torch tensor (a leaf of teachgrad's graph, see teachgrad.torch_leaves), requires grad."""
+    """Whether a Variable, or a torch tensor (a leaf of teachgrad's graph, see teachgrad/rules/torch_leaves.py), requires grad."""
     return _any(value, lambda v: isinstance(v, (Variable, torch.Tensor)) and v.requires_grad)
 
 

@@ -1,7 +1,7 @@
 """The torch.Tensor API on Variables: sizes and dtypes, arithmetic, comparisons, element-wise functions,
 reductions, matrix products, shapes and views, moving between devices and dtypes, in-place ops, copies and
 pickles. Each method runs an op from teachgrad.ops (or, where no gradient can flow, torch's own function on
-the data); what autograd knows about a Variable is in teachgrad/variable.py, which builds on this class.
+the data); what autograd knows about a Variable is in teachgrad/core/variable.py, which builds on this class.
 
 Guarded by tests/test_ops_vs_torch.py, tests/test_new_ops.py, tests/test_views.py, tests/test_copies.py and
 tests/test_namespaces.py.
@@ -17,12 +17,12 @@ import torch
 
 from . import torch_signatures, interop
 from ..rules import grad_mode, views
-from ..rules.in_place import copy_slices
+from ..rules.in_place import write_in_place
 from .. import ops
 from ..rules import variable_class
 from ..rules import tangents
 
-if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad.variable imports this module)
+if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
     import builtins   # for `builtins.bool` below `def bool`, where `bool` names that method (torch's stubs say `_bool`)
     import numpy as np
     from numpy.typing import DTypeLike
@@ -164,7 +164,7 @@ class TensorMethods:
     @classmethod
     def __torch_function__(cls, func: Callable[..., Any], types: Iterable[type], args: Sequence[Any] = (),
                            kwargs: dict[str, Any] | None = None) -> Any:
-        """torch's own functions accept Variables: see teachgrad.interop."""
+        """torch's own functions accept Variables: see teachgrad/api/interop.py."""
         return interop.handle(func, args, kwargs or {})
 
 
@@ -602,36 +602,8 @@ class TensorMethods:
     # --- in place ---
 
     def _in_place(self, out_of_place, in_place, other=None):
-        """Change the data in place; when recording, the op's node takes over this Variable's history.
-
-        Through a view, it is the base's history that changes: its grad_fn becomes a CopySlices
-        wrapping the op's node (see teachgrad.views). As in torch: refused on a leaf that requires
-        grad, and it bumps the version counter that saved tensors are checked against.
-        """
-        recording = grad_mode.is_grad_enabled() and (   # (a torch tensor that requires grad is a leaf too)
-            self.requires_grad or (isinstance(other, (variable_class.Variable, torch.Tensor)) and other.requires_grad))
-        views.check_inplace(self, recording)
-        tangent = None
-        if grad_mode.forward_level >= 0 and (tangents.is_dual(self) or tangents.is_dual(other)):
-            tangent = tangents.in_place_tangent(self, out_of_place)
-        if not recording:
-            in_place(self.data, other.data if isinstance(other, variable_class.Variable) else other)
-            if tangent is not None:
-                tangents.write_tangent(self, tangent)
-            return self
-        before = variable_class.Variable._make(self.data.clone(), self.grad_fn, self._output_nr)
-        result = out_of_place(before)
-        self.data.copy_(result.data)
-        node = result.grad_fn
-        views.saved_result_is_self(node, result.data, self.data)
-        if self._view is None:
-            self._set_history(node, result._output_nr)
-        else:
-            base = self._view.base
-            base._set_history(copy_slices(base, self._view, node), 0)
-        if tangent is not None:
-            tangents.write_tangent(self, tangent)
-        return self
+        """Write into this Variable as torch does (teachgrad/rules/in_place.py: the history it takes over)."""
+        return write_in_place(self, out_of_place, in_place, other)
 
     def add_(self, other: Operand, alpha: Number = 1) -> Variable:
         return self._in_place(lambda v: v.add(other, alpha=alpha), lambda d, o: d.add_(o, alpha=alpha), other)

@@ -1,4 +1,8 @@
-"""Module-level functions mirroring torch's: `tg.exp(x)` is `x.exp()`, `tg.matmul(a, b)` is `a @ b`."""
+"""Module-level functions mirroring torch's: `tg.exp(x)` is `x.exp()`, `tg.matmul(a, b)` is `a @ b`.
+
+The ops whose arguments need reading as torch reads them (`tg.var`, `tg.gather`, `tg.softmax`, ...) are written once,
+in teachgrad/api/torch_signatures.py, and serve as both the function and the method.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
@@ -8,9 +12,6 @@ import torch
 from .. import ops
 from ..rules import torch_leaves
 from ..core.variable import Variable
-# ops whose arguments are read as torch reads them (written in teachgrad/signatures.py, also a Variable's methods)
-from .torch_signatures import bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select, log10, log1p, log2, logsumexp, masked_select, movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, sort, std, tile, topk, tril, triu, var
-from .torch_signatures import log_softmax, softmax  # noqa: F401
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     Number: TypeAlias = int | float | bool                 # a Python number, as torch.types.Number
@@ -19,7 +20,7 @@ if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
 
 
 def _variable(x):
-    """x as a Variable: a torch tensor that requires grad becomes a leaf of teachgrad's graph (teachgrad.torch_leaves)."""
+    """x as a Variable: a torch tensor that requires grad becomes a leaf of teachgrad's graph (teachgrad/rules/torch_leaves.py)."""
     if isinstance(x, Variable):
         return x
     return torch_leaves.as_variable(x) if isinstance(x, torch.Tensor) else Variable(x)

@@ -3,7 +3,7 @@
 Each function here reads its arguments the way torch does (aliases such as `keepdims`, the forms
 `var` accepts, negative dims, index tensors given as Variables) and calls one Function from
 teachgrad.ops. Module-level functions are exported from teachgrad; the same functions serve as
-Variable methods (see the block at the end of TensorMethods in teachgrad/tensor_methods.py), where torch has the method.
+Variable methods (see the block at the end of TensorMethods in teachgrad/api/tensor_methods.py), where torch has the method.
 
 Guarded by tests/test_ops_vs_torch.py and tests/test_new_ops.py (each signature's forms against torch's).
 """
@@ -16,7 +16,7 @@ import torch
 from .. import ops
 from ..rules import variable_class
 
-if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad.variable imports this module)
+if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
     Variable = variable_class.Variable
     Number: TypeAlias = int | float | bool           # a Python number, as torch.types.Number
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor

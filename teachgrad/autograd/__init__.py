@@ -14,7 +14,7 @@ from .gradcheck import gradcheck, gradgradcheck
 from ..core.engine import backward, grad
 from ..rules.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from ..core.variable import Variable
-from . import function, functional, graph
+from . import function, functional, grad_mode, graph
 from .function import Function
 from ..features.once_differentiable import once_differentiable
 

@@ -2,7 +2,7 @@
 `once_differentiable`.
 
 The ctx a Function's forward and backward receive is the graph node `apply` records (see
-teachgrad.function). `FunctionCtx` is the name torch gives that object's type: `isinstance(ctx,
+teachgrad/core/function.py). `FunctionCtx` is the name torch gives that object's type: `isinstance(ctx,
 FunctionCtx)` holds for it, and `FunctionCtx()` makes a bare ctx on which a forward can be called by
 hand (`MyFn.forward(FunctionCtx(), x)`), as in torch.
 """

@@ -1,5 +1,5 @@
 """`tg.autograd.graph` mirrors `torch.autograd.graph`: the type of graph nodes, hooks on several
-tensors at once, and what autograd keeps for backward (saved-tensor hooks, see teachgrad.graph).
+tensors at once, and what autograd keeps for backward (saved-tensor hooks, see teachgrad/features/saved_tensor_hooks.py).
 
     isinstance(y.grad_fn, tg.autograd.graph.Node)        # True for every node, as in torch
     register_multi_grad_hook((a, b), fn)                   # fn(grads) once both gradients are known

@@ -169,7 +169,7 @@ def _call_function(node: Node, grad_outputs: list, watch: _Watch) -> tuple[list,
         if anomaly_mode._enabled:   # name the forward op that made the node
             anomaly_mode.warn_forward_stack(node)
         raise
-    if watch.recorders:   # record_backward (see teachgrad.graph_task)
+    if watch.recorders:   # record_backward (see teachgrad/rules/graph_task.py)
         record_step(watch.recorders, node, grad_outputs, grad_inputs)
     return grad_outputs, grad_inputs
 

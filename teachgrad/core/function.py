@@ -56,7 +56,7 @@ class Function:
     numbers_are_inputs = False   # [numbers_are_inputs] a Python number operand of + - * / is an input (an empty edge)
     none_is_input = False        # [none_is_input] so is a None argument, as for torch's C++ functions
     nondifferentiable_args = ()  # [nondifferentiable_args] positions of index/condition/target tensors: no edge
-    is_view = False              # [is_view] the output shares the first input's storage (see teachgrad.views)
+    is_view = False              # [is_view] the output shares the first input's storage (see teachgrad/rules/views.py)
     pack_order = None            # [pack_order] saved-tensor hooks see the saved tensors in this order (positions in
                                  # save_for_backward's), as torch packs them; None: the order they were saved in
 

@@ -24,7 +24,7 @@ class Node(NodeHooks):
     """A node of the backward graph: gets the gradients of its outputs, returns those of its inputs.
 
     `next_functions` holds one `(node, input_nr)` edge per input: where each input gradient goes.
-    Hooks run around it (`register_hook`, `register_prehook`: see teachgrad/hooks.py).
+    Hooks run around it (`register_hook`, `register_prehook`: see teachgrad/rules/hooks.py).
     """
 
     # The edges are kept as two tuples, not one of pairs: a tuple of ints is not tracked by Python's
@@ -68,7 +68,7 @@ class BackwardNode(Node):
     _freed = False
     _wrapped = None       # a CopySlices node's write node, released with it
     _non_differentiable = ()
-    _dirty = ()           # inputs forward wrote into in place (ctx.mark_dirty; see teachgrad.dirty)
+    _dirty = ()           # inputs forward wrote into in place (ctx.mark_dirty; see teachgrad/features/mark_dirty.py)
     _input_meta = ()   # (shape, dtype, device) per input, set by apply; none for nodes made without a forward
     _input_slots = None   # which of forward's arguments are the inputs, one edge each (None: every argument)
     materialize_grads = True
@@ -97,7 +97,7 @@ class BackwardNode(Node):
         return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
 
     def mark_dirty(self, *tensors: torch.Tensor) -> None:
-        """Inputs that forward modified in place; each must also be returned (see teachgrad.dirty)."""
+        """Inputs that forward modified in place; each must also be returned (see teachgrad/features/mark_dirty.py)."""
         self._dirty = tuple(t.data if isinstance(t, variable_class.Variable) else t for t in tensors)
 
     def mark_non_differentiable(self, *tensors: torch.Tensor) -> None:

@@ -19,18 +19,18 @@ import torch
 
 from . import engine
 from ..rules import grad_layout, grad_mode, hook_order, in_place, torch_leaves, variable_class, views
-from ..api import interop
 from .. import ops
 from .node import AccumulateGrad, Node
+from ..api.torch_methods import TorchMethods   # torch's own methods, run on the data (logcumsumexp, %, //, ...)
 from ..api.tensor_methods import TensorMethods, _rebuild_variable  # noqa: F401  (files saved before it moved name it here)
 from ..rules.variable_refusals import NON_LEAF_GRAD, NOT_LEAF, check_assigned_grad, check_can_require_grad, check_new_data, check_requires_grad_call, refuse_deleting_data
 
 
-class Variable(TensorMethods):
+class Variable(TensorMethods, TorchMethods):
     """A torch tensor that records the operations applied to it, so gradients can flow back.
 
-    This class is the autograd half; the torch.Tensor API it inherits is in teachgrad/tensor_methods.py,
-    what torch refuses here is checked in teachgrad/variable_checks.py, hooks are registered in
+    This class is the autograd half; the torch.Tensor API it inherits is in teachgrad/api/tensor_methods.py,
+    what torch refuses here is checked in teachgrad/rules/variable_refusals.py, hooks are registered in
     teachgrad/hook_order.py.
     """
 
@@ -228,14 +228,11 @@ class Variable(TensorMethods):
     register_post_accumulate_grad_hook = hook_order.register_post_accumulate_grad_hook
 
 
-interop.add_tensor_methods(Variable)   # logcumsumexp, cummax, %, //: torch's, run on the data where nothing is recorded
-
-
 class TorchLeaf(Variable):
     """A torch tensor that requires grad (an `nn.Parameter`), standing inside a teachgrad op.
 
     Its data is the tensor detached (the same storage and version counter); its gradient goes to
-    the tensor's own AccumulateGrad node, which fills the tensor's `.grad` (see teachgrad.torch_leaves).
+    the tensor's own AccumulateGrad node, which fills the tensor's `.grad` (see teachgrad/rules/torch_leaves.py).
     """
 
     __slots__ = ("tensor",)

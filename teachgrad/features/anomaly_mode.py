@@ -24,7 +24,7 @@ if TYPE_CHECKING:   # names for the hints only
 
 _enabled = False
 _check_nan = True   # torch's default, used once anomaly mode is switched on
-_PACKAGE = str(Path(__file__).parent)
+_PACKAGE = str(Path(__file__).parent.parent)   # teachgrad/, whose frames are left out
 
 
 def is_anomaly_enabled() -> bool:

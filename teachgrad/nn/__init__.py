@@ -3,7 +3,7 @@ Sequential, Embedding, LayerNorm, CrossEntropyLoss, ...), with teachgrad's `func
 that also fills Variables, and a `Parameter` that also takes a Variable.
 
 torch's modules keep torch tensors as their parameters. Called on a Variable, a module's forward
-reaches teachgrad's ops (through `Variable.__torch_function__`, see teachgrad.interop), so the graph is
+reaches teachgrad's ops (through `Variable.__torch_function__`, see teachgrad/api/interop.py), so the graph is
 teachgrad's and its parameters are leaves of it; torch.optim and tg.optim then train them.
 """
 from torch.nn import *  # noqa: F401,F403  (torch's modules, losses, containers, utils)

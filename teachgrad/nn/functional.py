@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import torch
 import torch.nn.functional as F
 
-from ..api import torch_functions as _tg
+from ..api import torch_functions as _tg, torch_signatures
 from .. import ops
 from ..core.function import Function
 from ..rules.broadcast import unbroadcast
@@ -200,13 +200,13 @@ def _softmax_dim(ndim):
 def softmax(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
             dtype: torch.dtype | None = None) -> Variable:
     """Softmax along `dim` (by default, torch's guess from the number of dims): non-negative values that sum to 1."""
-    return _tg.softmax(input, _softmax_dim(input.dim()) if dim is None else dim, dtype=dtype)
+    return torch_signatures.softmax(input, _softmax_dim(input.dim()) if dim is None else dim, dtype=dtype)
 
 
 def log_softmax(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
                 dtype: torch.dtype | None = None) -> Variable:
     """log(softmax(input)), computed stably (`dim` by default as for softmax)."""
-    return _tg.log_softmax(input, _softmax_dim(input.dim()) if dim is None else dim, dtype=dtype)
+    return torch_signatures.log_softmax(input, _softmax_dim(input.dim()) if dim is None else dim, dtype=dtype)
 
 
 # saves: self: torch keeps it, its formula does not need it

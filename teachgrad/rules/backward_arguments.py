@@ -2,7 +2,7 @@
 (torch/autograd/__init__.py: `_make_grads`, `_tensor_or_tensors_to_tuple`, and grad's own checks).
 
 - `inputs`: a tensor or a sequence of them, not empty; a torch tensor that requires grad stands as its
-  TorchLeaf (see teachgrad/torch_leaves.py);
+  TorchLeaf (see teachgrad/rules/torch_leaves.py);
 - the output gradients: ones for a scalar output given none (a non-scalar or integer one is refused), a given
   one of the output's shape, cast to its dtype, a scalar moved to its device;
 - grad(): every output and input requires grad; an unused input is an error, or None (`allow_unused=True`), or

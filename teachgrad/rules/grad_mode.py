@@ -157,7 +157,7 @@ class set_grad_enabled(_DecoratorContextManager):
         return self.__class__(self.mode)
 
     def __repr__(self) -> str:
-        return f"teachgrad.grad_mode.set_grad_enabled(mode={self.mode})"
+        return f"teachgrad.autograd.grad_mode.set_grad_enabled(mode={self.mode})"   # torch.autograd.grad_mode's, at teachgrad's path
 
 
 class inference_mode(_DecoratorContextManager):

@@ -4,7 +4,7 @@ node's pre-hooks | its backward | its post-hooks. Each hook's result is checked 
 Also a Variable's own hooks, registered here (`Variable.register_hook`, `retain_grad`,
 `register_post_accumulate_grad_hook` call these): a non-leaf's go on the node that made it, a leaf keeps its
 own (each graph reaches it through a new AccumulateGrad), and post-accumulate-grad hooks run after
-AccumulateGrad has filled `.grad`. A node's own hooks are registered in teachgrad/hooks.py.
+AccumulateGrad has filled `.grad`. A node's own hooks are registered in teachgrad/rules/hooks.py.
 
 Guarded by tests/test_engine_fidelity.py (order, what each hook sees, messages), tests/test_autograd_api.py
 (Node.register_hook / register_prehook, post-accumulate-grad hooks), tests/test_engine.py and

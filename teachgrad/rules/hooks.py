@@ -4,7 +4,7 @@ the dict torch keeps with a node for the user's own notes (for their hooks, say)
 
 A node keeps four lists, empty (None) until a hook is registered, so a graph without hooks costs nothing:
 the hooks on the tensors it made, `retain_grad`'s, its pre-hooks and its post-hooks. They run in
-that order around the node's backward (see teachgrad/node_hooks.py; a Variable's own hooks are
+that order around the node's backward (see teachgrad/rules/hook_order.py; a Variable's own hooks are
 registered there too).
 
 Guarded by tests/test_autograd_api.py (Node.register_hook / register_prehook, handles, metadata) and

@@ -1,15 +1,53 @@
-"""The nodes an in-place write through a view leaves behind, as torch records them.
+"""In-place writes, and the history they rewrite, as torch records them (the subject of notebook 08).
 
-After `y[0].mul_(3)`, the base `y` gets a `CopySlices` node that wraps the write's own node; a view whose
+`write_in_place` runs every in-place op (`x.add_(y)`, `x[0] = 1`, `x.zero_()`): it writes the data, and when it
+records, the op's node takes over the Variable's history. After `y[0].mul_(3)`, the base `y` gets a `CopySlices` node that wraps the write's own node; a view whose
 base was written to since it was made gets a fresh `AsStridedBackward0` node leading to the base, made
 lazily when its `grad_fn` is next read. What a view is and how it is checked is teachgrad/rules/views.py.
 
 Guarded by tests/test_views.py (in-place writes through views, regenerated grad_fns against torch) and
 tests/test_silent_bugs.py.
 """
+import torch
+
 from ..core import engine
 from ..core.function import Function, _meta, _sequence_nr
+from . import grad_mode, tangents, variable_class, views
 from .views import _forward_steps, check_rebase, replay
+
+
+def write_in_place(variable, out_of_place, in_place, other=None):
+    """`variable.add_(other)` and every in-place op: change the data in place; when recording, the op's node takes
+    over this Variable's history (`out_of_place(v)` records it, `in_place(data, other)` writes the data alone).
+
+    Through a view, it is the base's history that changes: its grad_fn becomes a CopySlices
+    wrapping the op's node (below). As in torch: refused on a leaf that requires
+    grad, and it bumps the version counter that saved tensors are checked against.
+    """
+    recording = grad_mode.is_grad_enabled() and (   # (a torch tensor that requires grad is a leaf too)
+        variable.requires_grad or (isinstance(other, (variable_class.Variable, torch.Tensor)) and other.requires_grad))
+    views.check_inplace(variable, recording)
+    tangent = None
+    if grad_mode.forward_level >= 0 and (tangents.is_dual(variable) or tangents.is_dual(other)):
+        tangent = tangents.in_place_tangent(variable, out_of_place)
+    if not recording:
+        in_place(variable.data, other.data if isinstance(other, variable_class.Variable) else other)
+        if tangent is not None:
+            tangents.write_tangent(variable, tangent)
+        return variable
+    before = variable_class.Variable._make(variable.data.clone(), variable.grad_fn, variable._output_nr)
+    result = out_of_place(before)
+    variable.data.copy_(result.data)
+    node = result.grad_fn
+    views.saved_result_is_self(node, result.data, variable.data)
+    if variable._view is None:
+        variable._set_history(node, result._output_nr)
+    else:
+        base = variable._view.base
+        base._set_history(copy_slices(base, variable._view, node), 0)
+    if tangent is not None:
+        tangents.write_tangent(variable, tangent)
+    return variable
 
 
 # --- the nodes in-place writes leave behind ----------------------------------------------------

@@ -3,7 +3,7 @@ an output of the node kept as data only (so the node does not keep its own outpu
 `saved_tensors_hooks`, only what the pack hook returned, handed to the unpack hook when read, in the order
 torch packs them; freed after backward, with torch's message when read again.
 
-`node._saved_<name>` and `node._raw_saved_<name>` show them under torch's names (teachgrad/saved_names.py).
+`node._saved_<name>` and `node._raw_saved_<name>` show them under torch's names (teachgrad/rules/saved_attributes.py).
 
 Guarded by tests/test_saved_tensors_hooks.py, tests/test_engine.py (retain_graph, freed tensors),
 tests/test_views.py and tests/test_function.py (modified saved tensors and their messages).
@@ -34,7 +34,7 @@ class SavedTensor:
     __slots__ = ("data", "variable", "version", "output_nr", "hooks", "packed", "edge", "fw_grad")
 
     def __init__(self, data, variable=None, output_nr=None):
-        self.fw_grad = None     # an output's tangent (see teachgrad.forward_ad)
+        self.fw_grad = None     # an output's tangent (see teachgrad/features/forward_ad.py)
         self.data = data
         self.variable = variable
         self.version = data._version

@@ -9,7 +9,7 @@ A learner brings torch with them: `torch.nn.Linear(3, 2)(x)` hands teachgrad's o
     lin.weight.grad               # a plain torch tensor, as torch.optim expects it
 
 Inside an op the tensor stands as a `TorchLeaf` (a Variable of its detached data, so torch's own
-autograd records nothing inside teachgrad's ops; the class is at the end of teachgrad/variable.py); its
+autograd records nothing inside teachgrad's ops; the class is at the end of teachgrad/core/variable.py); its
 edge leads to the one `AccumulateGrad` node of that tensor, which adds the gradient into the tensor's
 own `.grad` as torch's does: the first gradient stored (copied unless nobody else holds it), later
 ones added in place.

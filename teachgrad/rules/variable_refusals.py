@@ -1,4 +1,4 @@
-"""What torch refuses on a tensor's autograd attributes, with torch's messages, kept beside teachgrad/variable.py.
+"""What torch refuses on a tensor's autograd attributes, with torch's messages, kept beside teachgrad/core/variable.py.
 
 - `requires_grad` on an integer tensor, on a complex one (this course does not differentiate complex
   tensors), on one made in inference mode (outside it), or False on a non-leaf; `requires_grad_(1)`;
