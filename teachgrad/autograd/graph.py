@@ -8,7 +8,6 @@ tensors at once, and what autograd keeps for backward (saved-tensor hooks, see t
 """
 from __future__ import annotations
 
-import abc
 import collections
 import contextlib
 import functools
@@ -19,12 +18,12 @@ import weakref
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..core import engine, node
+from ..core import engine
+from ..core.node import Node   # the one Node: every node of teachgrad's graph is one (torch.autograd.graph.Node)
 from ..core.variable import Variable as _Variable
 from ..features.saved_tensor_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
-    from ..rules.hooks import RemovableHandle
     from ..core.variable import Variable
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
@@ -34,42 +33,6 @@ __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", 
 # torch.compile's activation-memory annotation: in eager mode (teachgrad always is) torch's own raises its
 # RuntimeError, the same under teachgrad; nothing of teachgrad's graph is involved.
 region_activation_memory_budget = torch.autograd.graph.region_activation_memory_budget
-
-
-class Node(abc.ABC):
-    """What every node of the backward graph offers (as torch.autograd.graph.Node documents it).
-
-    It is an abstract type, not a base class to build on: teachgrad's nodes (teachgrad.core.node.Node)
-    and torch's own count as instances of it.
-    """
-
-    @abc.abstractmethod
-    def name(self) -> str:
-        """The node's name: `MulBackward0`, `torch::autograd::AccumulateGrad`, `MyFunctionBackward`."""
-
-    @property
-    @abc.abstractmethod
-    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        """One `(node, input_nr)` per input of the forward op: where each input's gradient goes."""
-
-    @property
-    @abc.abstractmethod
-    def metadata(self) -> dict:
-        """A dict kept with the node, for the user's own notes."""
-
-    @abc.abstractmethod
-    def register_hook(self, fn: Callable[[tuple, tuple], tuple | None]) -> RemovableHandle:
-        """Call `fn(grad_inputs, grad_outputs)` after the node has run; a tuple it returns replaces grad_inputs."""
-
-    @abc.abstractmethod
-    def register_prehook(self, fn: Callable[[tuple], tuple | None]) -> RemovableHandle:
-        """Call `fn(grad_outputs)` before the node runs; a tuple it returns replaces grad_outputs."""
-
-    @classmethod
-    def __subclasshook__(cls, subclass: type) -> bool:
-        if cls is Node and (issubclass(subclass, node.Node) or issubclass(subclass, torch.autograd.graph.Node)):
-            return True
-        return NotImplemented
 
 
 def increment_version(tensor: TensorLike | Iterable[TensorLike]) -> None:

@@ -30,7 +30,7 @@ from ..rules.backward_arguments import as_tuple, checked_grad_call, checked_inpu
 from ..rules.grad_layout import track_owner
 from ..rules.graph_task import graph_task, record_step, recorders, share_with_task
 from ..rules.graph_task import Step, current_graph_task, record_backward, will_engine_execute_node  # noqa: F401 (engine's API)
-from ..rules.hook_order import call_post_hooks, call_pre_hooks, call_tensor_pre_hooks
+from ..rules.hooks import call_post_hooks, call_pre_hooks, call_tensor_pre_hooks
 from ..rules.validate_outputs import fit_to_inputs, wrong_number_message
 from ..rules import variable_class
 

@@ -17,12 +17,14 @@ import torch
 
 from ..rules import grad_mode, saved_tensors, tangents, variable_class
 from ..rules.hooks import NodeHooks
-from ..rules.hook_order import call_post_accumulate_grad_hooks
+from ..rules.hooks import call_post_accumulate_grad_hooks
 
 
 class Node(NodeHooks):
     """A node of the backward graph: gets the gradients of its outputs, returns those of its inputs.
 
+    Every node of teachgrad's graph is one, and it is `tg.autograd.graph.Node` (torch.autograd.graph.Node):
+    `name()`, `next_functions`, `metadata`, `register_hook`, `register_prehook`.
     `next_functions` holds one `(node, input_nr)` edge per input: where each input gradient goes.
     Hooks run around it (`register_hook`, `register_prehook`: see teachgrad/rules/hooks.py).
     """

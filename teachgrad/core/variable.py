@@ -18,7 +18,7 @@ import weakref
 import torch
 
 from . import engine
-from ..rules import grad_layout, grad_mode, hook_order, in_place, torch_leaves, variable_class, views
+from ..rules import grad_layout, grad_mode, hooks, in_place, torch_leaves, variable_class, views
 from .. import ops
 from .node import AccumulateGrad, Node
 from ..api.torch_methods import TorchMethods   # torch's own methods, run on the data (logcumsumexp, %, //, ...)
@@ -31,7 +31,7 @@ class Variable(TensorMethods, TorchMethods):
 
     This class is the autograd half; the torch.Tensor API it inherits is in teachgrad/api/tensor_methods.py,
     what torch refuses here is checked in teachgrad/rules/variable_refusals.py, hooks are registered in
-    teachgrad/hook_order.py.
+    teachgrad/rules/hooks.py.
     """
 
     __slots__ = ("_data", "_grad", "_grad_fn", "_requires_grad", "_output_nr", "_accumulator",
@@ -109,7 +109,7 @@ class Variable(TensorMethods, TorchMethods):
         old_node, old_nr = self._grad_fn, self._output_nr
         self._grad_fn, self._output_nr = node, output_nr
         if old_node is not node:
-            hook_order.follow_retain_grad(self, old_node, old_nr)
+            hooks.follow_retain_grad(self, old_node, old_nr)
 
     @property
     def requires_grad(self) -> bool:
@@ -222,10 +222,10 @@ class Variable(TensorMethods, TorchMethods):
         return self
 
     # --- hooks: retain_grad() keeps .grad for a non-leaf too; register_hook(hook) calls hook(grad) when the
-    # gradient is computed (what it returns replaces it); see teachgrad/hook_order.py ---
-    retain_grad = hook_order.retain_grad
-    register_hook = hook_order.register_hook
-    register_post_accumulate_grad_hook = hook_order.register_post_accumulate_grad_hook
+    # gradient is computed (what it returns replaces it); see teachgrad/hooks.py ---
+    retain_grad = hooks.retain_grad
+    register_hook = hooks.register_hook
+    register_post_accumulate_grad_hook = hooks.register_post_accumulate_grad_hook
 
 
 class TorchLeaf(Variable):

@@ -18,7 +18,7 @@ import torch
 from ..core import function
 from ..core.node import BackwardNode
 from ..rules import grad_mode, saved_tensors, tangents, variable_class, views
-from ..rules.hook_order import hook_value, typename, unwrap
+from ..rules.hooks import hook_value, typename, unwrap
 from ..rules.validate_outputs import wrong_number_message
 from ..rules.wrap_outputs import position
 from . import mark_dirty

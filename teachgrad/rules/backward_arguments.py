@@ -20,7 +20,7 @@ import torch
 
 
 from . import torch_leaves
-from .hook_order import as_variable, typename
+from .hooks import as_variable, typename
 from .validate_outputs import fit_device, fit_dtype
 from . import variable_class
 from . import grad_mode

@@ -6,7 +6,7 @@ works; `grad()` catches each input's gradient as it reaches the input's node, in
 Guarded by tests/test_engine.py and tests/test_engine_fidelity.py (`inputs=`, hooks that fire or not, saved
 tensors kept), tests/test_autograd_api.py and tests/test_torch_boundary.py.
 """
-from .hook_order import call_tensor_pre_hooks
+from .hooks import call_tensor_pre_hooks
 
 
 def _needed(roots, targets):
