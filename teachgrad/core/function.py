@@ -44,7 +44,6 @@ from .node import BackwardNode
 _sequence_nr = itertools.count()
 
 
-
 class Function:
     """Base class of ops: subclass it, write `forward` and `backward` as staticmethods, call `apply`."""
 
