@@ -117,12 +117,10 @@ class Function:
     @classmethod
     def _record(cls, ctx: BackwardNode, args: tuple, raw: list, output: Any) -> Any:
         """Make `ctx` a node of the graph: its edges, the outputs it made (each output's grad_fn), what it saved."""
-        ctx._sequence_nr = next(_sequence_nr)
-        if anomaly_mode._enabled:
-            ctx._forward_stack = anomaly_mode.forward_stack()
-        result, outputs = _wrap_recorded(ctx, output)
+        number_node(ctx)
+        result, outputs = wrap_recorded(ctx, output)
         if ctx._to_save:
-            _pack_saved(cls, ctx, args, raw, outputs, result)
+            pack_saved(cls, ctx, args, raw, outputs, result)
         if cls.is_view:
             mark_views(cls, args, result)
         return result
@@ -193,7 +191,14 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
     return args, raw
 
 
-def _wrap_recorded(ctx: BackwardNode, output: Any) -> tuple[Any, tuple]:
+def number_node(ctx: BackwardNode) -> None:
+    """Give a node its sequence number (the engine runs the newest first); in anomaly mode, the forward stack."""
+    ctx._sequence_nr = next(_sequence_nr)
+    if anomaly_mode._enabled:
+        ctx._forward_stack = anomaly_mode.forward_stack()
+
+
+def wrap_recorded(ctx: BackwardNode, output: Any) -> tuple[Any, tuple]:
     """The outputs as Variables whose grad_fn is `ctx`; returns (what apply returns, the outputs as a tuple)."""
     if isinstance(output, tuple):
         ctx._num_outputs = len(output)
@@ -204,7 +209,7 @@ def _wrap_recorded(ctx: BackwardNode, output: Any) -> tuple[Any, tuple]:
     return wrap_output(ctx, output, 0), (output,)
 
 
-def _pack_saved(cls: type[Function], ctx: BackwardNode, args: tuple, raw: list, outputs: tuple, result: Any) -> None:
+def pack_saved(cls: type[Function], ctx: BackwardNode, args: tuple, raw: list, outputs: tuple, result: Any) -> None:
     """Keep what forward gave `save_for_backward`, each with its version (teachgrad/rules/saved_tensors.py)."""
     ctx._saved, ctx._hooked = saved_tensors.pack_saved(ctx._to_save, args, raw, outputs, result, cls.pack_order)
     ctx._to_save = ()

@@ -10,6 +10,8 @@ per input.
 
 Guarded by tests/test_function.py, tests/test_views.py (custom views) and tests/mirrored/.
 """
+from __future__ import annotations
+
 import inspect
 from typing import Any
 
@@ -46,12 +48,12 @@ class Function(function.Function):
 
     _node_base = BackwardCFunction
 
-    def __init_subclass__(cls, **bookkeeping):
+    def __init_subclass__(cls, **bookkeeping: Any) -> None:
         super().__init_subclass__(**bookkeeping)
         cls._has_setup_context = cls.setup_context is not Function.setup_context
 
     @classmethod
-    def apply(cls, *args, **kwargs):
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """As torch runs a user's Function: arguments bound to forward's signature, forward with grad mode off,
         dirty inputs handed back as outputs; then the steps of every op."""
         if kwargs or cls._has_setup_context:
@@ -70,28 +72,28 @@ class Function(function.Function):
         return result
 
     @classmethod
-    def _record(cls, ctx, args, raw, output):
-        ctx._sequence_nr = next(function._sequence_nr)
-        if function.anomaly_mode._enabled:
-            ctx._forward_stack = function.anomaly_mode.forward_stack()
+    def _record(cls, ctx: BackwardCFunction, args: tuple, raw: list, output: Any) -> Any:
+        """The steps of every op, and torch's for user code: an input returned as it is comes back as a view of
+        it, a dirty input as the output itself, an output that views an input refuses in-place writes."""
+        function.number_node(ctx)
         output = inputs_returned_as_views(ctx, raw, output)
-        result, outputs = function._wrap_recorded(ctx, output)
+        result, outputs = function.wrap_recorded(ctx, output)
         if ctx._dirty:   # a dirty input comes back as the output itself, with the node as its history
             result = mark_dirty.inputs_as_outputs(ctx, args, raw, result)
         if ctx._to_save:
-            function._pack_saved(cls, ctx, args, raw, outputs, result)
+            function.pack_saved(cls, ctx, args, raw, outputs, result)
         mark_custom_views(ctx, args, raw, outputs, result)
         return result
 
     @classmethod
-    def _wrap_unrecorded(cls, ctx, args, raw, output):
+    def _wrap_unrecorded(cls, ctx: BackwardCFunction, args: tuple, raw: list, output: Any) -> Any:
         result = super()._wrap_unrecorded(ctx, args, raw, output)
         if ctx._dirty:
             result = mark_dirty.inputs_as_outputs(ctx, args, raw, result)
         return result
 
 
-def run_user_forward(cls, ctx, raw, recording):
+def run_user_forward(cls: type[Function], ctx: BackwardCFunction, raw: list, recording: bool) -> Any:
     """A user's forward runs with grad mode off, as in torch: teachgrad functions it calls record nothing, and
     what it returns and saves is plain data to the engine. (A built-in's forward runs torch kernels on plain
     tensors that require no grad: nothing is recorded either way.)"""
@@ -112,7 +114,7 @@ def _call_forward(cls, ctx, raw):
     return output
 
 
-def bind_arguments(cls, args, kwargs):
+def bind_arguments(cls: type[Function], args: tuple, kwargs: dict) -> tuple:
     """Keyword arguments of `apply` put in forward's order; with setup_context, defaults filled in (as torch)."""
     signature = cls.__dict__.get("_forward_signature")
     if signature is None:   # looked up once per Function class
@@ -134,7 +136,7 @@ def _plain_data(output):
     return output
 
 
-def inputs_returned_as_views(ctx, raw, output):
+def inputs_returned_as_views(ctx: BackwardCFunction, raw: list, output: Any) -> Any:
     """torch hands back `input.view_as(input)` for an input a Function returns as it is: a new tensor
     that shares the input's storage (see mark_custom_views)."""
     def fresh(o):
@@ -145,7 +147,7 @@ def inputs_returned_as_views(ctx, raw, output):
     return tuple(fresh(o) for o in output) if isinstance(output, tuple) else fresh(output)
 
 
-def mark_custom_views(ctx, args, raw, outputs, result):
+def mark_custom_views(ctx: BackwardCFunction, args: tuple, raw: list, outputs: tuple, result: Any) -> None:
     """Each recorded output of a user's Function that is a view of an input requiring grad becomes a view
     that refuses in-place writes, as torch's IN_CUSTOM_FUNCTION (or MULTI_OUTPUT_NODE with several outputs)."""
     results = result if isinstance(result, tuple) else (result,)

@@ -8,7 +8,7 @@ a mask, as torch records it).
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Optional, TypeAlias
+from typing import TYPE_CHECKING, Optional, Sequence, TypeAlias
 
 import torch
 import torch.nn.functional as F
@@ -21,6 +21,7 @@ from ..core.variable import Variable
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
+    Ints: TypeAlias = int | Sequence[int]             # one size for every dimension, or one per dimension
 
 sigmoid = _tg.sigmoid
 tanh = _tg.tanh
@@ -355,17 +356,19 @@ def _convolution(name, n, input, weight, bias, stride, padding, dilation, groups
     return ops.Convolution.apply(input, weight, bias, stride, padding, dilation, groups)
 
 
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv1d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1, padding: Ints | str = 0,
+           dilation: Ints = 1, groups: int = 1) -> Variable:
     """1-D convolution (a cross-correlation, as torch's) of (N, C_in, L) input with (C_out, C_in/groups, k) weight."""
     return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv2d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1, padding: Ints | str = 0,
+           dilation: Ints = 1, groups: int = 1) -> Variable:
     """2-D convolution of (N, C_in, H, W) input with (C_out, C_in/groups, kH, kW) weight."""
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-def pad(input, pad, mode: str = "constant", value: Optional[float] = None):
+def pad(input: TensorLike, pad: Sequence[int], mode: str = "constant", value: Optional[float] = None) -> Variable:
     """input padded with `value` (0 by default): pad gives (left, right) amounts, last dim first."""
     if mode != "constant":
         if mode in ("reflect", "replicate", "circular"):
@@ -381,8 +384,8 @@ def pad(input, pad, mode: str = "constant", value: Optional[float] = None):
 
 # --- pooling ------------------------------------------------------------------------------------
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False):
+def max_pool2d(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0, dilation: Ints = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Variable | tuple[Variable, Variable]:
     """The largest element of each kernel_size window (and, with return_indices, where it was)."""
     kernel_size = _tuple(2, kernel_size)
     stride = kernel_size if stride is None or stride == [] or stride == () else _tuple(2, stride)
@@ -390,8 +393,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return (out, indices) if return_indices else out
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: Optional[int] = None):
+def avg_pool2d(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: Optional[int] = None) -> Variable:
     """The mean of each kernel_size window."""
     kernel_size = _tuple(2, kernel_size)
     stride = kernel_size if stride is None or stride == [] or stride == () else _tuple(2, stride)
@@ -401,15 +404,17 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
 
 # --- normalization ------------------------------------------------------------------------------
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+def layer_norm(input: TensorLike, normalized_shape: Ints, weight: TensorLike | None = None, bias: TensorLike | None = None,
+               eps: float = 1e-5) -> Variable:
     """Each sample normalized to mean 0, variance 1 over its last dims (normalized_shape), then * weight + bias."""
     if isinstance(normalized_shape, int):
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
     return ops.NativeLayerNorm.apply(input, tuple(normalized_shape), weight, bias, eps)
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
-               momentum: float = 0.1, eps: float = 1e-5):
+def batch_norm(input: TensorLike, running_mean: torch.Tensor | None, running_var: torch.Tensor | None,
+               weight: TensorLike | None = None, bias: TensorLike | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Variable:
     """Each channel (dim 1) normalized over the batch; in training the running stats are updated in place."""
     if training:
         count = input.shape[0]
@@ -442,7 +447,7 @@ def _dropout(input, p, train):
     return ops.Mul.apply(input, noise)
 
 
-def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+def dropout(input: TensorLike, p: float = 0.5, training: bool = True, inplace: bool = False) -> Variable:
     """Zero each element with probability p (scaling the rest by 1 / (1 - p)) while training."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -451,7 +456,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     return _dropout(input, p, training)
 
 
-def dropout_function(input, p: float, train: bool):
+def dropout_function(input: TensorLike, p: float, train: bool) -> Variable:
     """torch.dropout(input, p, train), the function under F.dropout."""
     if p < 0.0 or p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -465,31 +470,31 @@ def _no_inplace(name, inplace):
         raise NotImplementedError(f"teachgrad's {name} has no inplace=True; use inplace=False")
 
 
-def gelu(input, approximate: str = "none"):
+def gelu(input: TensorLike, approximate: str = "none") -> Variable:
     """x Φ(x), Φ the standard normal CDF (approximate='tanh': its tanh approximation)."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     return ops.Gelu.apply(input, approximate)
 
 
-def silu(input, inplace: bool = False):
+def silu(input: TensorLike, inplace: bool = False) -> Variable:
     """x sigmoid(x) (also called swish)."""
     _no_inplace("silu", inplace)
     return ops.Silu.apply(input)
 
 
-def softplus(input, beta: float = 1.0, threshold: float = 20.0):
+def softplus(input: TensorLike, beta: float = 1.0, threshold: float = 20.0) -> Variable:
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
     return ops.Softplus.apply(input, beta, threshold)
 
 
-def elu(input, alpha: float = 1.0, inplace: bool = False):
+def elu(input: TensorLike, alpha: float = 1.0, inplace: bool = False) -> Variable:
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
     _no_inplace("elu", inplace)
     return ops.Elu.apply(input, alpha, 1.0, 1.0)
 
 
-def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+def leaky_relu(input: TensorLike, negative_slope: float = 0.01, inplace: bool = False) -> Variable:
     """x for x > 0, negative_slope * x otherwise."""
     _no_inplace("leaky_relu", inplace)
     return ops.LeakyRelu.apply(input, negative_slope)
@@ -497,8 +502,8 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 # --- embedding ----------------------------------------------------------------------------------
 
-def embedding(input, weight, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
-              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False):
+def embedding(input: TensorLike, weight: TensorLike, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Variable:
     """Row input[i] of the table `weight` for each index; the row padding_idx gets no gradient."""
     if padding_idx is not None:
         if padding_idx > 0:
@@ -517,18 +522,21 @@ def embedding(input, weight, padding_idx: Optional[int] = None, max_norm: Option
 
 # --- the same layers as torch's top-level functions (their own argument orders) ------------------
 
-def max_pool2d_function(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+def max_pool2d_function(input: TensorLike, kernel_size: Ints, stride: Ints = (), padding: Ints = 0, dilation: Ints = 1,
+                        ceil_mode: bool = False) -> Variable:
     """torch.max_pool2d: F.max_pool2d without return_indices."""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def layer_norm_function(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5, cudnn_enable: bool = True):
+def layer_norm_function(input: TensorLike, normalized_shape: Ints, weight: TensorLike | None = None,
+                        bias: TensorLike | None = None, eps: float = 1e-5, cudnn_enable: bool = True) -> Variable:
     """torch.layer_norm: F.layer_norm (cudnn_enable changes nothing on what is computed)."""
     return layer_norm(input, normalized_shape, weight, bias, eps)
 
 
-def batch_norm_function(input, weight, bias, running_mean, running_var, training: bool, momentum: float, eps: float,
-                        cudnn_enabled: bool):
+def batch_norm_function(input: TensorLike, weight: TensorLike | None, bias: TensorLike | None,
+                        running_mean: torch.Tensor | None, running_var: torch.Tensor | None, training: bool,
+                        momentum: float, eps: float, cudnn_enabled: bool) -> Variable:
     """torch.batch_norm: every argument required, weight and bias before the running stats."""
     if not training:
         for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
@@ -538,7 +546,8 @@ def batch_norm_function(input, weight, bias, running_mean, running_var, training
                                      momentum, eps)
 
 
-def embedding_function(weight, indices, padding_idx: int = -1, scale_grad_by_freq: bool = False, sparse: bool = False):
+def embedding_function(weight: TensorLike, indices: TensorLike, padding_idx: int = -1, scale_grad_by_freq: bool = False,
+                       sparse: bool = False) -> Variable:
     """torch.embedding: the table first, padding_idx -1 for none (F.embedding checks and converts it)."""
     if sparse:
         raise NotImplementedError("teachgrad has no sparse tensors: embedding(sparse=True) is not available")
