@@ -67,7 +67,8 @@ def module_function(name):
         return result
     call.__name__ = call.__qualname__ = name
     call.runs_torchs = True
-    call.__doc__ = f"torch.{name} (see module_function in teachgrad/api/interop.py: recorded only where teachgrad has the op)."
+    call.__doc__ = (f"torch.{name} (see module_function in teachgrad/api/interop.py: recorded only where teachgrad "
+                    "has the op).")
     return call
 
 
