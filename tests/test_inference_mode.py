@@ -1,6 +1,8 @@
 """inference_mode and the grad-mode names real code uses, compared with torch."""
 import threading
 
+import numpy as np
+
 import pytest
 import torch
 
@@ -135,4 +137,115 @@ def test_inference_mode_false_turns_grad_mode_on_as_torch():
             with lib.inference_mode(False):
                 inside = lib.is_grad_enabled()
             return inside, lib.is_grad_enabled()
+    same(snippet)
+
+
+# --- results made under inference_mode, used afterwards as data (issue 34) ---------------------------------
+
+def plain(array):
+    return str(array.dtype), array.shape, array.tolist()
+
+
+def inference_result(lib):
+    """A result computed from a parameter under inference_mode, as an evaluate function returns it."""
+    w = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    with lib.inference_mode():
+        return w * 2 + 1
+
+
+@pytest.mark.parametrize("use", [
+    lambda lib, y: plain(y.numpy()),
+    lambda lib, y: y.tolist(),
+    lambda lib, y: plain(np.asarray(y)),
+    lambda lib, y: plain(np.asarray(y[1])),
+    lambda lib, y: y[0].item(),
+    lambda lib, y: float(y[1]),
+    lambda lib, y: [v.item() for v in y],                   # iterating: unbind gives views
+    lambda lib, y: (y[1:], y[1:].is_inference(), y[1:]._is_view(), y[1:]._base is None),
+    lambda lib, y: (y.view(3, 1), y.t(), y.unsqueeze(0), y.expand(2, 3), y.reshape(3), y[None].mT),
+    lambda lib, y: y.split(2),
+    lambda lib, y: y + lib.ones(3, dtype=lib.float64),      # arithmetic with a normal tensor
+    lambda lib, y: (y[0] * lib.ones(3, dtype=lib.float64)).is_inference(),
+    lambda lib, y: (y.exp(), y.sum(), y.max(), y.argmax(), y > 0),
+    lambda lib, y: y[y > 0],
+    lambda lib, y: y.detach()[0],
+    lambda lib, y: y.clone()[0].add_(1),                      # a clone is a normal tensor
+    lambda lib, y: y[0]._version,                           # torch: no version counter
+    lambda lib, y: y[0].add_(1),                            # in place outside the mode: torch's refusal
+    lambda lib, y: y[0].requires_grad_(),
+], ids=["numpy", "tolist", "asarray", "asarray-of-view", "item-of-view", "float-of-view", "iterate", "slice",
+        "views", "split", "add-normal", "mul-view", "no-grad-ops", "mask", "detach-view", "clone", "version",
+        "in-place-view", "requires_grad-view"])
+def test_inference_result_used_outside_the_mode(use):
+    same(lambda lib: use(lib, inference_result(lib)))
+
+
+@pytest.mark.parametrize("use", [
+    lambda lib, y, w: (y[0] * w).sum().backward(),            # saving a view of it for backward: refused
+    lambda lib, y, w: ((y[0] + w).sum().backward(), w.grad),    # adding saves nothing: fine
+    lambda lib, y, w: ((y[:2] * 1).sum(), y[1:].sum()),
+], ids=["save-view", "add-view", "no-grad"])
+def test_inference_result_in_recorded_ops(use):
+    same(lambda lib: use(lib, inference_result(lib), lib.ones(2, dtype=lib.float64, requires_grad=True)))
+
+
+def test_views_inside_inference_mode():
+    def snippet(lib):
+        w = lib.ones(3, requires_grad=True)
+        n = lib.ones(3)
+        with lib.inference_mode():
+            y = w * 2
+            v = y[0]
+            nv = n[1:]
+            return (v, v._is_view(), v.is_inference(), y.unbind(0), nv._is_view(), nv._base is n, nv.is_inference(),
+                    y.view(3, 1).add_(1), y)
+    same(snippet)
+
+
+def test_inference_result_printed():
+    ours, theirs = repr(inference_result(tg)[1:]), repr(inference_result(torch)[1:])
+    assert ours.replace("Variable(", "tensor(") == theirs
+    assert str(list(inference_result(tg))) == str(list(inference_result(torch))).replace("tensor(", "Variable(")
+
+
+def test_evaluate_decorated_with_inference_mode_in_a_training_loop():
+    def snippet(lib):
+        lib.manual_seed(0)
+        w = lib.randn(4, 1, dtype=lib.float64, requires_grad=True)
+        x = lib.randn(8, 4, dtype=lib.float64)
+        target = lib.randn(8, 1, dtype=lib.float64)
+
+        @lib.inference_mode()
+        def evaluate():
+            prediction = x @ w
+            return ((prediction - target) ** 2).mean(), prediction
+
+        history = []
+        for _ in range(3):
+            loss = ((x @ w - target) ** 2).mean()
+            loss.backward()
+            with lib.no_grad():
+                w -= 0.1 * w.grad
+                w.grad.zero_()
+            eval_loss, prediction = evaluate()
+            history.append((eval_loss.item(), prediction[:, 0].tolist(), [p.item() for p in prediction]))
+        return history, w
+    same(snippet)
+
+
+def test_scatter_plot_of_an_inference_result():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def snippet(lib):
+        x = lib.linspace(0, 1, 5, dtype=lib.float64).unsqueeze(1)
+        w = lib.tensor([[2.0]], dtype=lib.float64, requires_grad=True)
+        with lib.inference_mode():
+            y_pred = x @ w
+        figure = plt.figure()
+        points = plt.scatter(x, y_pred)
+        line, = plt.plot(x[:, 0], y_pred[:, 0])
+        plt.close(figure)
+        return points.get_offsets().data.tolist(), line.get_ydata().tolist()
     same(snippet)

@@ -8,13 +8,20 @@ graph must be recorded, the call goes to teachgrad's op of the same name (`torch
 `torch.nn.functional.relu` -> `tg.nn.functional.relu`, `t * x` -> `Variable.mul`), and is refused,
 with a TypeError naming the function, when teachgrad has none.
 
-Guarded by tests/test_interop.py (torch's functions and operators on Variables, and refusals).
+torch's own autograd entry points, `torch.autograd.grad` and `torch.autograd.backward`, ask the same way when
+handed Variables: they run teachgrad's engine (`tg.autograd.grad`, `tg.autograd.backward`). (torch's
+`gradcheck` of a teachgrad function is refused: see teachgrad/rules/torch_gradcheck.py).
+
+Guarded by tests/test_interop.py (torch's functions and operators on Variables, and refusals) and
+tests/test_torch_autograd_entry_points.py (torch.autograd.grad / backward / gradcheck given Variables).
 """
+import warnings
+
 import torch
 
 from ..rules import grad_mode, torch_leaves
 from ..rules import variable_class
-from ..rules import tangents
+from ..rules import tangents, torch_gradcheck
 
 
 # The public namespaces whose functions stand for torch's of the same name (torch.cat(x) -> tg.cat(x)), handed over
@@ -29,6 +36,8 @@ def hand_over_namespaces(*modules):
 
 def handle(func, args, kwargs):
     """Run `func(*args, **kwargs)` for arguments that include Variables (see the module's docstring)."""
+    if func in AUTOGRAD_ENTRY_POINTS:
+        return AUTOGRAD_ENTRY_POINTS[func](*args, **kwargs)
     Variable = variable_class.Variable
     recording = grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)
     if not (recording or (grad_mode.forward_level >= 0 and _any_dual((args, kwargs)))):
@@ -39,6 +48,31 @@ def handle(func, args, kwargs):
     if self_first and not isinstance(args[0], Variable):   # t * x: a torch tensor as self (a leaf if it requires grad)
         args = (torch_leaves.as_variable(args[0]), *args[1:])
     return ours(*args, **kwargs)
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+                   allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """torch.autograd.grad given Variables (torch passes every argument): teachgrad's `tg.autograd.grad`."""
+    torch_gradcheck.refuse_inside_torchs_gradcheck()   # (torch's gradcheck would read our gradients as zeros)
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
+                      stacklevel=4)
+    if is_grads_batched:
+        raise NotImplementedError("torch.autograd.grad(..., is_grads_batched=True) was given teachgrad Variables: "
+                                  "teachgrad's engine does not batch grad_outputs; call it once per grad_output, "
+                                  "or use tg.func.vmap over tg.func.vjp")
+    return namespaces["teachgrad"].autograd.grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                                                 allow_unused, materialize_grads)
+
+
+def _autograd_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """torch.autograd.backward given Variables: teachgrad's `tg.autograd.backward`."""
+    return namespaces["teachgrad"].autograd.backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
+
+
+# torch's autograd functions that ask Variables to run them (through __torch_function__): teachgrad's engine does
+AUTOGRAD_ENTRY_POINTS = {torch.autograd.grad: _autograd_grad, torch.autograd.backward: _autograd_backward}
 
 
 def module_function(name):

@@ -33,6 +33,13 @@ if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad
     Shape: TypeAlias = int | Sequence[int]                 # sizes one by one, view(2, 3), or in one, view((2, 3))
 
 
+def _new_leaf(data, requires_grad):
+    """What a factory method (`new_zeros`, ...) returns: a leaf, which requires grad when asked, as torch's."""
+    if requires_grad and not (data.is_floating_point() or data.is_complex()):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    return variable_class.Variable._make(data).requires_grad_(requires_grad)
+
+
 def _is_operand(x):
     # (float and int first: numbers.Number is an ABC, whose isinstance check is ten times slower)
     return isinstance(x, (variable_class.Variable, torch.Tensor, float, int)) or isinstance(x, numbers.Number)
@@ -51,6 +58,28 @@ class TensorMethods:
     ndim = property(lambda self: self.data.dim())
     is_cuda = property(lambda self: self.data.is_cuda)
     is_meta = property(lambda self: self.data.is_meta)
+    # the layout and device flags torch's own code reads (torch.autograd.gradcheck asks is_sparse, ...)
+    layout = property(lambda self: self.data.layout)
+    is_sparse = property(lambda self: self.data.is_sparse)
+    is_sparse_csr = property(lambda self: self.data.is_sparse_csr)
+    is_quantized = property(lambda self: self.data.is_quantized)
+    is_mkldnn = property(lambda self: self.data.is_mkldnn)
+    is_nested = property(lambda self: self.data.is_nested)
+    is_cpu = property(lambda self: self.data.is_cpu)
+    is_mps = property(lambda self: self.data.is_mps)
+    is_xpu = property(lambda self: self.data.is_xpu)
+
+    @property
+    def _is_param(self) -> bool:
+        return False
+
+    @_is_param.setter
+    def _is_param(self, value: bool) -> None:
+        """torch's `torch.nn.Parameter(v)` marks what `v.detach()` returns a parameter by setting `_is_param`: for a
+        Variable that would be a Variable no module registers (left out of model.parameters()). Refused here."""
+        raise TypeError("torch.nn.Parameter(...) was given a teachgrad Variable, and a torch module would not "
+                        "register what it returns: use tg.nn.Parameter(variable) (teachgrad.nn.Parameter), a "
+                        "torch.nn.Parameter that shares the Variable's storage")
 
     def size(self, dim: int | None = None) -> torch.Size | int:
         return self.data.size() if dim is None else self.data.size(dim)
@@ -593,11 +622,12 @@ class TensorMethods:
     def type(self, dtype: torch.dtype | None = None) -> str | Variable:
         return self.data.type() if dtype is None else self.to(dtype)
 
-    def new_zeros(self, *size: Shape) -> Variable:
-        return variable_class.Variable._make(self.data.new_zeros(_shape_arg(size)))
+    def new_zeros(self, *size: Shape, requires_grad: bool = False, **options: Any) -> Variable:
+        """Zeros of this Variable's dtype and device, unless `dtype=`, `device=` (torch's options) say otherwise."""
+        return _new_leaf(self.data.new_zeros(_shape_arg(size), **options), requires_grad)
 
-    def new_ones(self, *size: Shape) -> Variable:
-        return variable_class.Variable._make(self.data.new_ones(_shape_arg(size)))
+    def new_ones(self, *size: Shape, requires_grad: bool = False, **options: Any) -> Variable:
+        return _new_leaf(self.data.new_ones(_shape_arg(size), **options), requires_grad)
 
     # --- in place ---
 

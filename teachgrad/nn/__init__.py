@@ -8,6 +8,6 @@ teachgrad's and its parameters are leaves of it; torch.optim and tg.optim then t
 """
 from torch.nn import *  # noqa: F401,F403  (torch's modules, losses, containers, utils)
 
-del functional, init, parameter  # noqa: F821  (torch's modules of these names: teachgrad's own follow)
-from . import functional, init  # noqa: E402
+del functional, init, modules, parameter, utils  # noqa: F821  (torch's modules of these names: teachgrad's follow)
+from . import functional, init, modules, parameter, utils  # noqa: E402
 from .parameter import Parameter

@@ -6,7 +6,8 @@ torch packs them; freed after backward, with torch's message when read again.
 `node._saved_<name>` and `node._raw_saved_<name>` show them under torch's names (teachgrad/rules/saved_attributes.py).
 
 Guarded by tests/test_saved_tensors_hooks.py, tests/test_engine.py (retain_graph, freed tensors),
-tests/test_views.py and tests/test_function.py (modified saved tensors and their messages).
+tests/test_views.py and tests/test_function.py (modified saved tensors and their messages),
+tests/test_torch_autograd_entry_points.py (torch's gradcheck, which perturbs inputs through `.data`, refused clearly).
 """
 import re
 import weakref
@@ -16,7 +17,7 @@ import torch
 from ..features import anomaly_mode, saved_tensor_hooks
 from . import grad_mode
 from .saved_attributes import FREED_MESSAGE
-from . import variable_class
+from . import torch_gradcheck, variable_class
 from ..rules import tangents
 
 
@@ -66,6 +67,7 @@ class SavedTensor:
         if self.hooks is not None:
             return self._unpack_with_hook(node, as_variable)
         if self.data._version != self.version:
+            torch_gradcheck.refuse_inside_torchs_gradcheck()   # (its perturbations are seen here: refused clearly)
             raise RuntimeError(self._modified_message(node))
         if not as_variable:
             return self.data

@@ -14,7 +14,7 @@ was written to since it was made gets a fresh node that leads to the base: torch
 lazily, when the view's `grad_fn` is next read and its version has moved on.
 
 Guarded by tests/test_views.py (views, in-place writes through them, regenerated grad_fns against torch),
-tests/test_copies.py and tests/test_silent_bugs.py.
+tests/test_copies.py, tests/test_silent_bugs.py and tests/test_inference_mode.py (views of inference tensors).
 """
 import re
 
@@ -74,7 +74,13 @@ def mark_views(cls: type, args: tuple, result: object) -> None:
 
 
 def mark_view(output, source, step, multi_output=False):
-    """Make `output` (just computed from `source` by the view op `step`) a view of source's base."""
+    """Make `output` (just computed from `source` by the view op `step`) a view of source's base.
+
+    A view of an inference tensor (one made in inference_mode) is left unmarked, as torch leaves it: such a
+    tensor has no version counter to share and can never be written to where autograd would see it, so torch
+    keeps no view information for it (`y[0]._is_view()` is False, `_base` None, inside the mode or out)."""
+    if output.data.is_inference():
+        return
     info = source._view
     if grad_mode.is_grad_enabled():
         creation = MULTI_OUTPUT_NODE if multi_output else DEFAULT
@@ -95,6 +101,8 @@ def mark_custom_view(output, source, multi_output):
     Writing into it in place is refused, as torch refuses it: autograd would replace the Function's
     own backward with the view's. (How the view was made is unknown: it has no chain to replay.)
     """
+    if output.data.is_inference():   # (no view information for an inference tensor: see mark_view)
+        return
     info = source._view
     creation = MULTI_OUTPUT_NODE if multi_output else IN_CUSTOM_FUNCTION
     output._view = ViewInfo(source if info is None else info.base, None, None, creation, output.data._version)

@@ -1,16 +1,21 @@
-"""`tg.utils.data` is torch's `torch.utils.data` (Dataset, DataLoader, TensorDataset, random_split, ...),
-with one addition: a batch of Variables is stacked into a Variable.
+"""`tg.utils.data.dataloader` is at torch's path `torch.utils.data.dataloader`: torch's DataLoader, with one
+addition: a batch of Variables is stacked into a Variable.
 
 torch's `default_collate` knows tensors, numbers, dicts and sequences; a dataset of Variables (say a
 `TensorDataset` of Variables) would stop it. `tg.utils.data.default_collate` stacks Variables with
 `tg.stack` and leaves everything else to torch's, and `tg.utils.data.DataLoader` uses it by default.
+Every other name of torch's module (get_worker_info, default_convert, ...) is torch's own.
+
+Guarded by tests/test_torch_paths.py.
 """
-from torch.utils.data import *  # noqa: F401,F403  (torch's own: no gradient flows through a data loader)
+from typing import Any
+
+import torch.utils.data.dataloader as _torch_dataloader
 from torch.utils.data import DataLoader as _TorchDataLoader
 from torch.utils.data._utils.collate import collate as _collate, default_collate_fn_map as _torch_collate_fn_map
 
-from ..api.torch_functions import stack as _stack_variables
-from ..core.variable import Variable
+from ...api.torch_functions import stack as _stack_variables
+from ...core.variable import Variable
 
 
 def _collate_variables(batch, *, collate_fn_map=None):
@@ -30,3 +35,10 @@ class DataLoader(_TorchDataLoader):
         if collate_fn is None and batched and len(args) < 6:   # (args[5] would be a collate_fn given by position)
             collate_fn = default_collate
         super().__init__(dataset, *args, collate_fn=collate_fn, **kwargs)
+
+
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
+
+
+def __getattr__(name: str) -> Any:   # torch's own for the rest (no gradient flows through a data loader)
+    return getattr(_torch_dataloader, name)

@@ -14,13 +14,13 @@ through untouched. `param_groups` therefore lists the Variables' data tensors.
 """
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeAlias
 
 import torch
 import torch.optim as _torch_optim
 
-from .core.variable import Variable
+from ..core.variable import Variable
+from . import lr_scheduler, swa_utils   # torch's own, at torch's paths (teachgrad.optim.optimizer imports this module)
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
@@ -28,10 +28,6 @@ if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     # with a "params" entry), or (name, tensor) pairs as named_parameters() gives them
     Params: TypeAlias = Iterable[TensorLike] | Iterable[dict[str, Any]] | Iterable[tuple[str, TensorLike]]
 
-lr_scheduler = _torch_optim.lr_scheduler
-swa_utils = _torch_optim.swa_utils
-sys.modules[__name__ + ".lr_scheduler"] = lr_scheduler   # `from teachgrad.optim.lr_scheduler import StepLR`
-sys.modules[__name__ + ".swa_utils"] = swa_utils
 
 
 class _TakesVariables:
