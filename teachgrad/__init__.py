@@ -38,9 +38,9 @@ from .api.torch_functions import (abs, add, all, allclose, any, cat, chunk, clam
                                   sub, sum, t, tanh, transpose, unsqueeze, where)
 # ops with torch's signatures (teachgrad/api/torch_signatures.py, teachgrad/nn/functional.py)
 from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select,
-                                   log10, log1p, log2, log_softmax, logsumexp, masked_select, movedim,
-                                   repeat_interleave, roll, rsqrt, scatter, scatter_add, softmax, sort, std, tile, topk,
-                                   tril, triu, var)
+                                   log10, log1p, log2, log_softmax, logcumsumexp, logsumexp, masked_select, meshgrid,
+                                   movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, softmax, sort, std,
+                                   tile, topk, tril, triu, var)
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .features.custom_function import Function
