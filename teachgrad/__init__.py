@@ -46,6 +46,7 @@ from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 from .features.custom_function import Function
 from .features.once_differentiable import once_differentiable
 from .nn.functional import conv1d, conv2d, dropout_function as dropout, max_pool2d_function as max_pool2d
+from .nn.functional import conv_transpose1d, conv_transpose2d
 from .nn.functional import (batch_norm_function as batch_norm, embedding_function as embedding,
                             layer_norm_function as layer_norm)
 from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,

@@ -116,6 +116,21 @@ def _cases():
         ("meshgrid_xy_second", [((3,), "n"), ((4,), "n"), ((2,), "n")],
          lambda lib, a, b, c: lib.meshgrid([a, b, c], indexing="xy")[1]),
         ("meshgrid_0d", [((), "n"), ((4,), "n")], lambda lib, a, b: lib.meshgrid((a, b), indexing="ij")[0]),
+        ("conv_transpose2d", [((2, 3, 5, 5), "n"), ((3, 4, 3, 3), "n"), ((4,), "n")],
+         lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)),
+        ("conv_transpose2d_groups_dilation", [((2, 4, 4, 3), "n"), ((4, 3, 2, 3), "n")],
+         lambda lib, x, w: F(lib).conv_transpose2d(x, w, None, (1, 2), 0, 0, 2, (2, 1))),
+        ("conv_transpose2d_unbatched", [((3, 4, 4), "n"), ((3, 2, 3, 3), "n")],
+         lambda lib, x, w: F(lib).conv_transpose2d(x, w)),
+        ("conv_transpose1d", [((2, 3, 6), "n"), ((3, 2, 3), "n"), ((2,), "n")],
+         lambda lib, x, w, b: F(lib).conv_transpose1d(x, w, b, stride=3, padding=2, output_padding=1)),
+        ("conv_transpose1d_unbatched", [((3, 6), "n"), ((3, 2, 3), "n")], lambda lib, x, w: F(lib).conv_transpose1d(x, w)),
+        ("tg_conv_transpose2d", [((1, 2, 3, 3), "n"), ((2, 2, 2, 2), "n")],
+         lambda lib, x, w: lib.conv_transpose2d(x, w, None, 2)),
+        ("gaussian_nll_float_var", [((3, 4), "n"), ((3, 4), "n")],
+         lambda lib, x, t: F(lib).gaussian_nll_loss(x, t, 0.5)),
+        ("gaussian_nll_var_below_eps", [((3, 4), "n"), ((3, 4), "n"), ((3, 4), "n")],
+         lambda lib, x, t, v: F(lib).gaussian_nll_loss(x, t, v.abs() * 1e-8, eps=1e-3)),
     ]
     return cases
 
@@ -123,6 +138,10 @@ def _cases():
 CASES = _cases()
 IDS = [c[0] for c in CASES]
 NO_FORWARD_MODE = set()   # cases whose forward mode torch itself lacks (none so far)
+NOT_THE_DERIVATIVE = {"gaussian_nll_var_below_eps"}   # torch clamps var under no_grad: its gradient is not the
+# derivative of the clamped loss (the finite differences see the clamp), as torch's is not
+FIRST_ORDER_ONLY = {c[0] for c in CASES if "conv_transpose" in c[0]}   # teachgrad refuses a convolution's second
+# derivative with a clear error (teachgrad/ops/layers.py: NoDoubleBackward): checked below
 
 
 def _data(shape, kind, gen, dtype):
@@ -182,7 +201,7 @@ def test_values_graph_and_grads_match_torch(case, dtype):
             assert _close(a.grad, b.grad, dtype), (name, a.grad, b.grad)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] not in NOT_THE_DERIVATIVE], ids=lambda c: c[0])
 def test_gradcheck(case):
     name, specs, fn = case
     ours_in, _ = _inputs(specs, seed=3)
@@ -203,7 +222,7 @@ def test_forward_mode_matches_torch(case):
     assert _close(ours.tangent, theirs.tangent, torch.float64), (ours.tangent, theirs.tangent)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] not in FIRST_ORDER_ONLY], ids=lambda c: c[0])
 def test_double_backward_matches_torch(case):
     """d/dx of (dy/dx · v) under create_graph=True, against torch's, where torch's second derivative is not 0."""
     name, specs, fn = case
@@ -319,6 +338,13 @@ BAD = [
     ("meshgrid_indexing", lambda lib: lib.meshgrid(_x(lib, (3,)), indexing="ji")),
     ("logcumsumexp_dim", lambda lib: lib.logcumsumexp(_x(lib), 2)),
     ("logcumsumexp_long", lambda lib: lib.logcumsumexp(torch.arange(3), 0)),
+    ("gaussian_int_var", lambda lib: F(lib).gaussian_nll_loss(_x(lib), _x(lib), 1)),
+    ("conv_transpose2d_dims", lambda lib: F(lib).conv_transpose2d(_x(lib, (5, 5)), _x(lib, (3, 4, 3, 3)))),
+    ("conv_transpose1d_dims", lambda lib: F(lib).conv_transpose1d(_x(lib, (2, 3, 5, 5)), _x(lib, (3, 4, 3)))),
+    ("conv_transpose2d_padding_str", lambda lib: F(lib).conv_transpose2d(_x(lib, (1, 3, 5, 5)),
+                                                                          _x(lib, (3, 4, 3, 3)), padding="same")),
+    ("conv_transpose2d_output_padding", lambda lib: F(lib).conv_transpose2d(_x(lib, (1, 3, 5, 5)),
+                                                                             _x(lib, (3, 4, 3, 3)), output_padding=1)),
 ]
 
 
@@ -338,3 +364,87 @@ def test_meshgrid_without_indexing_is_ij_and_gives_back_a_tuple():
     assert isinstance(grids, tuple) and len(grids) == 2
     assert all(torch.equal(g.data, t) for g, t in zip(grids, theirs))
     assert [type(g.grad_fn).__name__ for g in grids] == ["ExpandBackward0", "ExpandBackward0"]
+
+
+def test_conv_transpose_double_backward_is_refused_with_a_clear_error():
+    x, w = _inputs([((1, 2, 3, 3), "n"), ((2, 2, 2, 2), "n")], seed=15)[0]
+    g, = tg.grad(tg.nn.functional.conv_transpose2d(x, w).sum(), [x], create_graph=True)
+    with pytest.raises(NotImplementedError, match="second derivative of convolution"):
+        g.sum().backward()
+
+
+SAVED = ["smooth_l1_mean", "huber_delta_sum", "soft_margin_none", "logsigmoid", "logcumsumexp", "kl_div_sum",
+         "pairwise_distance", "conv_transpose2d"]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] in SAVED], ids=lambda c: c[0])
+def test_saved_tensors_match_torch(case):
+    """Each tensor torch's node keeps as `_saved_<name>` is kept by ours under the same name, equal."""
+    name, specs, fn = case
+    ours_in, theirs_in = _inputs(specs, seed=2)
+    ours, theirs = fn(tg, *ours_in), fn(torch, *theirs_in)
+    nodes = [(ours.grad_fn, theirs.grad_fn)]
+    if name == "kl_div_sum":   # the xlogy node, under the sum and the difference
+        nodes = [(ours.grad_fn.next_functions[0][0].next_functions[0][0],
+                  theirs.grad_fn.next_functions[0][0].next_functions[0][0])]
+    checked = 0
+    for mine, its in nodes:
+        assert type(mine).__name__ == type(its).__name__
+        for attribute in dir(its):
+            value = getattr(its, attribute) if attribute.startswith("_saved_") else None
+            if isinstance(value, torch.Tensor) and value.numel():
+                assert torch.equal(getattr(mine, attribute).data, value.detach()), attribute
+                checked += 1
+    assert checked
+
+
+def test_plain_torch_targets_and_variable_inputs_match_torch():
+    """A loss between a Variable and a torch tensor (targets are often plain data): torch's values and gradients."""
+    target = torch.rand(3, 4, dtype=torch.float64) + 0.1
+    for call in (lambda lib, x: F(lib).l1_loss(x, target), lambda lib, x: F(lib).smooth_l1_loss(target, x),
+                 lambda lib, x: F(lib).kl_div(x, target, reduction="batchmean"),
+                 lambda lib, x: F(lib).poisson_nll_loss(x, target * 4, full=True),
+                 lambda lib, x: F(lib).gaussian_nll_loss(x, target, target),
+                 lambda lib, x: F(lib).gaussian_nll_loss(target, target, x.exp()),
+                 lambda lib, x: F(lib).margin_ranking_loss(x, target, SIGNS),
+                 lambda lib, x: F(lib).multilabel_soft_margin_loss(x, BITS, weight=target[0]),
+                 lambda lib, x: F(lib).triplet_margin_loss(x, target, -target)):
+        ours_in, theirs_in = _inputs([((3, 4), "n")], seed=16)
+        ours, theirs = call(tg, *ours_in), call(torch, *theirs_in)
+        assert _close(ours, theirs, torch.float64) and graph_names(ours) == graph_names(theirs)
+        ours.backward()
+        theirs.backward()
+        assert _close(ours_in[0].grad, theirs_in[0].grad, torch.float64)
+
+
+LABELLED_MODULES = [
+    ("HingeEmbeddingLoss", lambda nn: nn.HingeEmbeddingLoss(margin=0.5), lambda x: (x, SIGNS)),
+    ("SoftMarginLoss", lambda nn: nn.SoftMarginLoss(reduction="sum"), lambda x: (x, SIGNS)),
+    ("MultiLabelSoftMarginLoss", lambda nn: nn.MultiLabelSoftMarginLoss(), lambda x: (x, BITS)),
+    ("CosineEmbeddingLoss", lambda nn: nn.CosineEmbeddingLoss(margin=0.2), lambda x: (x, x.flip(0), ROW_SIGNS)),
+]
+
+
+@pytest.mark.parametrize("case", LABELLED_MODULES, ids=[m[0] for m in LABELLED_MODULES])
+def test_nn_loss_modules_with_labels_run_teachgrads_functions(case):
+    _, make, arguments = case
+    ours_in, theirs_in = _inputs([((3, 4), "n")], seed=17)
+    ours, theirs = make(tg.nn)(*arguments(ours_in[0])), make(torch.nn)(*arguments(theirs_in[0]))
+    assert isinstance(ours, tg.Variable)
+    assert _close(ours, theirs, torch.float64) and graph_names(ours) == graph_names(theirs)
+    ours.backward()
+    theirs.backward()
+    assert _close(ours_in[0].grad, theirs_in[0].grad, torch.float64)
+
+
+def test_conv_transpose_module_runs_teachgrads_function():
+    torch.manual_seed(0)
+    layer = torch.nn.ConvTranspose2d(2, 3, 3, stride=2, output_padding=1).double()
+    x, t = _inputs([((1, 2, 4, 4), "n")], seed=18)
+    ours, theirs = layer(x[0]), layer(t[0])
+    assert type(ours.grad_fn).__name__ == "ConvolutionBackward0" and _close(ours, theirs, torch.float64)
+    ours.sum().backward()
+    ours_weight_grad = layer.weight.grad.clone()
+    layer.weight.grad = None
+    theirs.sum().backward()
+    assert torch.allclose(ours_weight_grad, layer.weight.grad) and _close(x[0].grad, t[0].grad, torch.float64)

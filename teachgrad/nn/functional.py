@@ -18,6 +18,7 @@ from torch.nn import _reduction as _Reduction
 from ..api import torch_functions as _tg, torch_signatures
 from .. import ops
 from ..core.function import Function
+from ..rules import grad_mode
 from ..rules.broadcast import unbroadcast
 from ..core.variable import Variable
 
@@ -427,7 +428,7 @@ def gaussian_nll_loss(input: TensorLike, target: TensorLike, var: TensorLike | f
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * torch.ones_like(_plain(input))
-    elif bool((_plain(var) < 0).any()):
+    elif torch.any(_plain(var) < 0):
         raise ValueError("var has negative entry/entries")
     if var.size() != input.size():
         if input.size()[:-1] == var.size():   # one variance per sample, for all of its last dim
@@ -438,7 +439,8 @@ def gaussian_nll_loss(input: TensorLike, target: TensorLike, var: TensorLike | f
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     var = ops.Clone.apply(var, None)
-    _plain(var).clamp_(min=eps)   # torch clamps its clone in place under no_grad
+    with grad_mode.no_grad():   # as torch: no backward through the clamp, but forward mode sees it
+        var.clamp_(min=eps)
     squared = ops.Pow.apply(ops.Sub.apply(input, target), 2)
     loss = ops.Mul.apply(ops.Add.apply(ops.Log.apply(var), ops.Div.apply(squared, var)), 0.5)
     if full:
@@ -650,6 +652,34 @@ def conv2d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None
            dilation: Ints = 1, groups: int = 1) -> Variable:
     """2-D convolution of (N, C_in, H, W) input with (C_out, C_in/groups, kH, kW) weight."""
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _convolution_transpose(name, n, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    if input.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {name}, but got input of "
+                           f"size: {list(input.shape)}")
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    args = (_tuple(n, stride), _tuple(n, padding), _tuple(n, output_padding), _tuple(n, dilation), groups)
+    if input.dim() == n + 1:   # unbatched: torch adds the batch dim and takes it away again
+        input = ops.Unsqueeze.apply(input, 0)
+        return ops.SqueezeDim.apply(ops.ConvolutionTranspose.apply(input, weight, bias, *args), 0)
+    return ops.ConvolutionTranspose.apply(input, weight, bias, *args)
+
+
+def conv_transpose1d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1,
+                     padding: Ints = 0, output_padding: Ints = 0, groups: int = 1, dilation: Ints = 1) -> Variable:
+    """1-D transposed convolution of (N, C_in, L) input with (C_in, C_out/groups, k) weight: the gradient of conv1d
+    with respect to its input, as a layer (it upsamples by `stride`)."""
+    return _convolution_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                                  dilation)
+
+
+def conv_transpose2d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1,
+                     padding: Ints = 0, output_padding: Ints = 0, groups: int = 1, dilation: Ints = 1) -> Variable:
+    """2-D transposed convolution of (N, C_in, H, W) input with (C_in, C_out/groups, kH, kW) weight."""
+    return _convolution_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                                  dilation)
 
 
 def pad(input: TensorLike, pad: Sequence[int], mode: str = "constant", value: Optional[float] = None) -> Variable:

@@ -13,7 +13,7 @@ from .writes import Copy, Fill, FillTensor, IndexPut, Zero
 from .activation import Elu, Erf, Gelu, LeakyRelu, LogSigmoid, LogSoftmax, Silu, Softmax, Softplus
 from .einsum import Bmm, einsum, movedim
 from .indexing import Embedding, Gather, IndexSelect, MaskedSelect, Scatter, ScatterAdd, ScatterValue
-from .layers import AvgPool2d, Convolution, MaxPool2d, NativeBatchNorm, NativeDropout, NativeLayerNorm
+from .layers import AvgPool2d, Convolution, ConvolutionTranspose, MaxPool2d, NativeBatchNorm, NativeDropout, NativeLayerNorm
 from .layout import ConstantPadNd, Flip, Repeat, Roll, Tril, Triu
 from .scan import Cumprod, Cumsum, Logcumsumexp, Sort, SortStable, Topk
 from .losses import HuberLoss, SmoothL1Loss, SoftMarginLoss
