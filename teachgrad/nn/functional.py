@@ -1,7 +1,10 @@
 """`torch.nn.functional`, mirrored: losses, activations and `linear`, then the layer functions (convolutions,
 pooling, normalization, dropout, embedding), with torch's arguments and reductions.
 
-Each loss is one Function: forward calls torch's kernel, backward is the formula written out. Each layer function
+A loss torch computes with a kernel of its own is one Function (here, or in teachgrad/ops/losses.py): forward calls
+torch's kernel, backward is the formula written out. A loss torch composes of other ops (l1_loss, kl_div,
+poisson_nll_loss, gaussian_nll_loss, the margin losses, ...) is composed here of the same ops, so the graph has
+torch's nodes (tests/test_losses_and_more.py). Each layer function
 reads its arguments as torch does and calls one Function from teachgrad/ops (dropout on the CPU is a product with
 a mask, as torch records it).
 """

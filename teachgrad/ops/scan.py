@@ -1,8 +1,9 @@
-"""Running sums and products (cumsum, cumprod) and the ops that reorder values (sort, topk).
+"""Running sums and products (cumsum, cumprod, logcumsumexp) and the ops that reorder values (sort, topk).
 
 Formulas from torch's derivatives.yaml: cumsum_backward (a reversed cumsum), cumprod_backward
 (with its care for zeros), value_selecting_reduction_backward (sort, topk: the gradient goes back to
-the position each value came from; the indices get none).
+the position each value came from; the indices get none), logcumsumexp_backward (a reversed
+logcumsumexp, in log space) and its jvp.
 """
 import torch
 
