@@ -38,14 +38,15 @@ from .api.torch_functions import (abs, add, all, allclose, any, cat, chunk, clam
                                   sub, sum, t, tanh, transpose, unsqueeze, where)
 # ops with torch's signatures (teachgrad/api/torch_signatures.py, teachgrad/nn/functional.py)
 from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select,
-                                   log10, log1p, log2, log_softmax, logsumexp, masked_select, movedim,
-                                   repeat_interleave, roll, rsqrt, scatter, scatter_add, softmax, sort, std, tile, topk,
-                                   tril, triu, var)
+                                   log10, log1p, log2, log_softmax, logcumsumexp, logsumexp, masked_select, meshgrid,
+                                   movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, softmax, sort, std,
+                                   tile, topk, tril, triu, var)
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .features.custom_function import Function
 from .features.once_differentiable import once_differentiable
 from .nn.functional import conv1d, conv2d, dropout_function as dropout, max_pool2d_function as max_pool2d
+from .nn.functional import conv_transpose1d, conv_transpose2d
 from .nn.functional import (batch_norm_function as batch_norm, embedding_function as embedding,
                             layer_norm_function as layer_norm)
 from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,

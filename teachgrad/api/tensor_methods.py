@@ -732,6 +732,7 @@ class TensorMethods:
     var = torch_signatures.var
     std = torch_signatures.std
     logsumexp = torch_signatures.logsumexp
+    logcumsumexp = torch_signatures.logcumsumexp
     histogram = torch_signatures.histogram
     log10 = torch_signatures.log10
     log2 = torch_signatures.log2

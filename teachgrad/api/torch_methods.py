@@ -41,7 +41,7 @@ TORCH_METHODS = (
     "is_shared", "is_signed", "isclose", "isfinite", "isinf", "isneginf", "isposinf", "isreal", "istft", "kron",
     "kthvalue", "lcm", "lcm_", "ldexp", "ldexp_", "le_", "lerp", "lerp_", "less", "less_", "less_equal",
     "less_equal_", "lgamma", "lgamma_", "log10_", "log1p_", "log2_", "log_normal_", "logaddexp", "logaddexp2",
-    "logcumsumexp", "logdet", "logical_and", "logical_and_", "logical_not", "logical_not_", "logical_or",
+    "logdet", "logical_and", "logical_and_", "logical_not", "logical_not_", "logical_or",
     "logical_or_", "logical_xor", "logical_xor_", "logit", "logit_", "lstsq", "lt_", "lu", "lu_solve", "map2_",
     "map_", "masked_scatter", "masked_scatter_", "matrix_exp", "matrix_power", "median", "mode", "module_load",
     "moveaxis", "msort", "mtia", "multinomial", "multiply", "multiply_", "mvlgamma", "mvlgamma_", "nan_to_num",

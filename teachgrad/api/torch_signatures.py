@@ -318,3 +318,33 @@ def movedim(input: TensorLike, source: int, destination: int) -> Variable:
     if not (isinstance(source, int) and isinstance(destination, int)):
         raise NotImplementedError("teachgrad's movedim moves one dimension (ints), not sequences of them")
     return ops.movedim(input, source, destination)
+
+
+# --- logcumsumexp, meshgrid -----------------------------------------------------------------------
+
+def logcumsumexp(input: TensorLike, dim: int) -> Variable:
+    """log(cumsum(exp(input))) along dim, computed stably: out[i] = log(exp(x[0]) + ... + exp(x[i]))."""
+    return ops.Logcumsumexp.apply(input, dim)
+
+
+def meshgrid(*tensors: TensorLike | Sequence[TensorLike], indexing: str | None = None) -> tuple[Variable, ...]:
+    """Grids of coordinates from 0-D or 1-D tensors: grid i holds tensors[i]'s values along its own dim, repeated
+    along the others. indexing='ij' (the default, with torch's warning when it is not given) puts tensor i
+    along dim i; 'xy' swaps the first two dims, as numpy does. Each grid is a view of its tensor, then an
+    expand (ViewBackward0, ExpandBackward0), as torch records it."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    torch.meshgrid(*[_plain(t) for t in tensors], indexing=indexing)   # torch's checks, errors and warning
+    tensors = list(tensors)
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    shape = [t.numel() for t in tensors]
+    grids = []
+    for i, t in enumerate(tensors):
+        view_shape = [1] * len(tensors)
+        view_shape[i] = -1
+        grids.append(ops.Expand.apply(ops.View.apply(t, view_shape), shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)

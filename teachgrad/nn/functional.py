@@ -1,21 +1,27 @@
 """`torch.nn.functional`, mirrored: losses, activations and `linear`, then the layer functions (convolutions,
 pooling, normalization, dropout, embedding), with torch's arguments and reductions.
 
-Each loss is one Function: forward calls torch's kernel, backward is the formula written out. Each layer function
+A loss torch computes with a kernel of its own is one Function (here, or in teachgrad/ops/losses.py): forward calls
+torch's kernel, backward is the formula written out. A loss torch composes of other ops (l1_loss, kl_div,
+poisson_nll_loss, gaussian_nll_loss, the margin losses, ...) is composed here of the same ops, so the graph has
+torch's nodes (tests/test_losses_and_more.py). Each layer function
 reads its arguments as torch does and calls one Function from teachgrad/ops (dropout on the CPU is a product with
 a mask, as torch records it).
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import TYPE_CHECKING, Optional, Sequence, TypeAlias
 
 import torch
 import torch.nn.functional as F
+from torch.nn import _reduction as _Reduction
 
 from ..api import torch_functions as _tg, torch_signatures
 from .. import ops
 from ..core.function import Function
+from ..rules import grad_mode
 from ..rules.broadcast import unbroadcast
 from ..core.variable import Variable
 
@@ -291,6 +297,289 @@ def cross_entropy(input: TensorLike, target: TensorLike, weight: TensorLike | No
     return nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
 
 
+# --- more losses: torch's kernels (smooth_l1, huber, soft_margin: teachgrad/ops/losses.py) and torch's compositions
+# (l1, kl_div, poisson_nll, gaussian_nll, margin_ranking, hinge_embedding, multilabel_soft_margin, cosine_embedding,
+# triplet_margin), composed of the ops torch's composition records, so the graph has torch's nodes --------------
+
+def _reduction_of(size_average, reduce, reduction):
+    """torch's legacy arguments: size_average or reduce, when given, override reduction (with torch's warning)."""
+    if size_average is not None or reduce is not None:
+        return _Reduction.legacy_get_string(size_average, reduce)
+    return reduction
+
+
+def _reduce(loss, reduction_enum):
+    """torch's apply_loss_reduction: mean (MeanBackward0), sum (SumBackward0) or the loss itself."""
+    if reduction_enum == _Reduction.get_enum("mean"):
+        return ops.Mean.apply(loss)
+    return ops.Sum.apply(loss) if reduction_enum == _Reduction.get_enum("sum") else loss
+
+
+def _warn_if_sizes_differ(input, target):
+    if target.size() != input.size():
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      "This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
+def _broadcast_pair(input, target):
+    """torch.broadcast_tensors(input, target): each expanded (ExpandBackward0) to the common shape where it is not."""
+    shape = torch.broadcast_tensors(_plain(input), _plain(target))[0].shape   # (torch's error where they do not)
+    return tuple(x if x.shape == shape else ops.Expand.apply(x, shape) for x in (input, target))
+
+
+def l1_loss(input: TensorLike, target: TensorLike, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean", weight: TensorLike | None = None) -> Variable:
+    """|input - target|, reduced: torch composes it (SubBackward0, AbsBackward0, then Mean/SumBackward0).
+    With `weight` (input's shape) each error is weighted; 'mean' then divides by weight's sum."""
+    _warn_if_sizes_differ(input, target)
+    reduction = _reduction_of(size_average, reduce, reduction)
+    input, target = _broadcast_pair(input, target)
+    if weight is None:
+        return _reduce(ops.Abs.apply(ops.Sub.apply(input, target)), _Reduction.get_enum(reduction))
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = ops.Mul.apply(ops.Abs.apply(ops.Sub.apply(input, target)), weight)
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return ops.Sum.apply(weighted)
+    if reduction == "mean":
+        return ops.Div.apply(ops.Sum.apply(weighted), ops.Sum.apply(weight))
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def smooth_l1_loss(input: TensorLike, target: TensorLike, size_average: bool | None = None,
+                   reduce: bool | None = None, reduction: str = "mean", beta: float = 1.0) -> Variable:
+    """0.5 d² / beta where |d| < beta, else |d| - 0.5 beta (d = input - target), reduced; beta = 0 is l1_loss."""
+    _warn_if_sizes_differ(input, target)
+    reduction = _reduction_of(size_average, reduce, reduction)
+    input, target = _broadcast_pair(input, target)
+    if beta == 0.0:
+        return _reduce(ops.Abs.apply(ops.Sub.apply(input, target)), _Reduction.get_enum(reduction))
+    return ops.SmoothL1Loss.apply(input, target, _Reduction.get_enum(reduction), beta)
+
+
+def huber_loss(input: TensorLike, target: TensorLike, reduction: str = "mean", delta: float = 1.0,
+               weight: TensorLike | None = None) -> Variable:
+    """0.5 d² where |d| <= delta, else delta (|d| - 0.5 delta) (d = input - target), reduced; optionally weighted."""
+    _warn_if_sizes_differ(input, target)
+    input, target = _broadcast_pair(input, target)
+    if weight is None:
+        return ops.HuberLoss.apply(input, target, _Reduction.get_enum(reduction), delta)
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = ops.Mul.apply(ops.HuberLoss.apply(input, target, _Reduction.get_enum("none"), delta), weight)
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return ops.Sum.apply(weighted)
+    if reduction == "mean":
+        return ops.Mean.apply(weighted)
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def kl_div(input: TensorLike, target: TensorLike, size_average: bool | None = None, reduce: bool | None = None,
+           reduction: str = "mean", log_target: bool = False) -> Variable:
+    """KL divergence of the target distribution from the input's log-probabilities, as torch composes it:
+    target (log target - input), i.e. xlogy(t, t) - t·input, or with log_target exp(t)·(t - input).
+    'batchmean' is the sum divided by the batch size (the true KL divergence); 'mean' divides by every element."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        reduction_enum = _Reduction.get_enum("sum" if reduction == "batchmean" else reduction)
+    if log_target:
+        output = ops.Mul.apply(ops.Exp.apply(target), ops.Sub.apply(target, input))
+    else:
+        output = ops.Sub.apply(ops.Xlogy.apply(target, target), ops.Mul.apply(target, input))
+    reduced = _reduce(output, reduction_enum)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = ops.Div.apply(reduced, input.size()[0])
+    return reduced
+
+
+def poisson_nll_loss(input: TensorLike, target: TensorLike, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None,
+                     reduction: str = "mean") -> Variable:
+    """Poisson negative log-likelihood: exp(input) - target·input (log_input), or input - target·log(input + eps);
+    `full` adds Stirling's term target·log(target) - target + 0.5·log(2π target) where target > 1."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = ops.Sub.apply(ops.Exp.apply(input), ops.Mul.apply(target, input))
+    else:
+        loss = ops.Sub.apply(input, ops.Mul.apply(target, ops.Log.apply(ops.AddByNumber.apply(input, eps))))
+    if full:
+        stirling = ops.Add.apply(ops.Sub.apply(ops.Mul.apply(target, ops.Log.apply(target)), target),
+                                 ops.MulByNumber.apply(ops.Log.apply(ops.MulByNumber.apply(target, 2 * math.pi)), 0.5))
+        loss = ops.Add.apply(loss, ops.MaskedFill.apply(stirling, _plain(target) <= 1, 0))
+    return _reduce(loss, _Reduction.get_enum(reduction))
+
+
+def gaussian_nll_loss(input: TensorLike, target: TensorLike, var: TensorLike | float, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Variable:
+    """Gaussian negative log-likelihood: 0.5 (log var + (input - target)² / var) (+ 0.5 log 2π when `full`).
+    var has input's shape, or one dim fewer, or one size-1 dim (one variance shared), or is a float; it is
+    clamped to eps from below with no gradient through the clamp, as torch does."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * torch.ones_like(_plain(input))
+    elif torch.any(_plain(var) < 0):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():   # one variance per sample, for all of its last dim
+            var = ops.Unsqueeze.apply(var, -1)
+        elif not (input.dim() == var.dim()
+                  and sum(y for x, y in zip(input.size(), var.size()) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = ops.Clone.apply(var, None)
+    with grad_mode.no_grad():   # as torch: no backward through the clamp, but forward mode sees it
+        var.clamp_(min=eps)
+    squared = ops.Pow.apply(ops.Sub.apply(input, target), 2)
+    loss = ops.Mul.apply(ops.Add.apply(ops.Log.apply(var), ops.Div.apply(squared, var)), 0.5)
+    if full:
+        loss = ops.Add.apply(loss, 0.5 * math.log(2 * math.pi))
+    return _reduce(loss, _Reduction.get_enum(reduction))
+
+
+def margin_ranking_loss(input1: TensorLike, input2: TensorLike, target: TensorLike, margin: float = 0,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Variable:
+    """max(0, -target (input1 - input2) + margin): target 1 says input1 should rank higher, -1 lower."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    ranked = ops.Mul.apply(ops.Neg.apply(target), ops.Sub.apply(input1, input2))
+    return _reduce(ops.ClampMin.apply(ops.AddByNumber.apply(ranked, margin), 0, None), reduction_enum)
+
+
+def hinge_embedding_loss(input: TensorLike, target: TensorLike, margin: float = 1.0,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Variable:
+    """input where target is 1, max(0, margin - input) where it is -1 (summed where it is neither), reduced."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    labels, zeros = _plain(target), torch.zeros_like(_plain(input))
+    margin_clamp = ops.ClampMin.apply(ops.Sub.apply(margin, input), 0, None)
+    output = ops.Add.apply(ops.Where.apply(labels != 1, margin_clamp, zeros), ops.Where.apply(labels != -1, input, zeros))
+    return _reduce(output, reduction_enum)
+
+
+def logsigmoid(input: TensorLike) -> Variable:
+    """log(sigmoid(input)), computed stably."""
+    return ops.LogSigmoid.apply(input)
+
+
+def soft_margin_loss(input: TensorLike, target: TensorLike, size_average: bool | None = None,
+                     reduce: bool | None = None, reduction: str = "mean") -> Variable:
+    """log(1 + exp(-target · input)) for labels ±1, reduced (torch's kernel; no gradient for the labels)."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    if getattr(target, "requires_grad", False):
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
+                           "This input cannot have requires_grad True.")
+    return ops.SoftMarginLoss.apply(input, _plain(target), reduction_enum)
+
+
+def multilabel_soft_margin_loss(input: TensorLike, target: TensorLike, weight: TensorLike | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Variable:
+    """Binary cross-entropy of each class's logit with its 0/1 label, averaged over the classes (last dim)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    loss = ops.Neg.apply(ops.Add.apply(ops.Mul.apply(target, ops.LogSigmoid.apply(input)),
+                                       ops.Mul.apply(1 - target, ops.LogSigmoid.apply(ops.Neg.apply(input)))))
+    if weight is not None:
+        loss = ops.Mul.apply(loss, weight)
+    class_dim = input.dim() - 1
+    loss = ops.Div.apply(ops.SumDim.apply(loss, class_dim, False), input.size(class_dim))
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return ops.Mean.apply(loss)
+    if reduction == "sum":
+        return ops.Sum.apply(loss)
+    raise ValueError(reduction + " is not valid")
+
+
+def cosine_embedding_loss(input1: TensorLike, input2: TensorLike, target: TensorLike, margin: float = 0,
+                          size_average: bool | None = None, reduce: bool | None = None,
+                          reduction: str = "mean") -> Variable:
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1, reduced; the cosine is
+    taken along the last dim (each row of a batch, or one vector against another for a 0-D target)."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    dim = target.dim()
+    if dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if dim == 1 and not (input1.dim() == 2 and input2.dim() == 2):
+        raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    if dim == 0 and not (input1.dim() == 1 and input2.dim() == 1):
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    epsilon = 1e-12   # torch's EPSILON, keeping each squared length off 0
+    prod_sum = ops.SumDim.apply(ops.Mul.apply(input1, input2), dim, False)
+    mag_square1 = ops.AddByNumber.apply(ops.SumDim.apply(ops.Mul.apply(input1, input1), dim, False), epsilon)
+    mag_square2 = ops.AddByNumber.apply(ops.SumDim.apply(ops.Mul.apply(input2, input2), dim, False), epsilon)
+    cos = ops.Div.apply(prod_sum, ops.Sqrt.apply(ops.Mul.apply(mag_square1, mag_square2)))
+    labels, zeros = _plain(target), torch.zeros_like(_plain(cos))
+    pos = ops.Sub.apply(1, cos)
+    neg = ops.ClampMin.apply(ops.SubByNumber.apply(cos, margin), 0, None)
+    output = ops.Add.apply(ops.Where.apply(labels == 1, pos, zeros), ops.Where.apply(labels == -1, neg, zeros))
+    return _reduce(output, reduction_enum)
+
+
+def pairwise_distance(x1: TensorLike, x2: TensorLike, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Variable:
+    """The p-norm of x1 - x2 + eps along the last dim, as torch composes it (NormBackward1)."""
+    last = max(x1.dim(), x2.dim()) - 1
+    if last < 0:   # two 0-D tensors: torch's norm over no dim, of the one element
+        return ops.NormDim.apply(ops.AddByNumber.apply(ops.Sub.apply(x1, x2), eps), p, None, keepdim)
+    return ops.NormDim.apply(ops.AddByNumber.apply(ops.Sub.apply(x1, x2), eps), p, last, keepdim)
+
+
+def triplet_margin_loss(anchor: TensorLike, positive: TensorLike, negative: TensorLike, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
+                        reduce: bool | None = None, reduction: str = "mean") -> Variable:
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-distance; with `swap`, the
+    negative's distance is the smaller of its distances to anchor and to positive."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = ops.Minimum.apply(dist_neg, pairwise_distance(positive, negative, p, eps))
+    output = ops.ClampMin.apply(ops.Sub.apply(ops.AddByNumber.apply(dist_pos, margin), dist_neg), 0, None)
+    return _reduce(output, reduction_enum)
+
+
 def one_hot(tensor: TensorLike, num_classes: int = -1) -> Variable:
     """Class indices as rows of zeros with a one at each index (integers: nothing to differentiate)."""
     return Variable._make(F.one_hot(tensor.data if isinstance(tensor, Variable) else tensor, num_classes))
@@ -366,6 +655,34 @@ def conv2d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None
            dilation: Ints = 1, groups: int = 1) -> Variable:
     """2-D convolution of (N, C_in, H, W) input with (C_out, C_in/groups, kH, kW) weight."""
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _convolution_transpose(name, n, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    if input.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {name}, but got input of "
+                           f"size: {list(input.shape)}")
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    args = (_tuple(n, stride), _tuple(n, padding), _tuple(n, output_padding), _tuple(n, dilation), groups)
+    if input.dim() == n + 1:   # unbatched: torch adds the batch dim and takes it away again
+        input = ops.Unsqueeze.apply(input, 0)
+        return ops.SqueezeDim.apply(ops.ConvolutionTranspose.apply(input, weight, bias, *args), 0)
+    return ops.ConvolutionTranspose.apply(input, weight, bias, *args)
+
+
+def conv_transpose1d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1,
+                     padding: Ints = 0, output_padding: Ints = 0, groups: int = 1, dilation: Ints = 1) -> Variable:
+    """1-D transposed convolution of (N, C_in, L) input with (C_in, C_out/groups, k) weight: the gradient of conv1d
+    with respect to its input, as a layer (it upsamples by `stride`)."""
+    return _convolution_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                                  dilation)
+
+
+def conv_transpose2d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1,
+                     padding: Ints = 0, output_padding: Ints = 0, groups: int = 1, dilation: Ints = 1) -> Variable:
+    """2-D transposed convolution of (N, C_in, H, W) input with (C_in, C_out/groups, kH, kW) weight."""
+    return _convolution_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                                  dilation)
 
 
 def pad(input: TensorLike, pad: Sequence[int], mode: str = "constant", value: Optional[float] = None) -> Variable:

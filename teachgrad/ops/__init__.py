@@ -2,19 +2,20 @@
 operators and methods that torch tensors and Variables share, so the same formula computes
 plain gradients (handed tensors) and records a graph for higher-order ones (handed Variables).
 """
-from .arithmetic import Add, Div, DivByNumber, Mul, Neg, Reciprocal, Rsub, Sub
+from .arithmetic import Add, AddByNumber, Div, DivByNumber, Mul, MulByNumber, Neg, Reciprocal, Rsub, Sub, SubByNumber
 from .power import Pow, PowScalarBase, PowTensor
 from .linalg import Addmm, Dot, Mm, Mv, matmul
-from .pointwise import Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where
-from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Norm, Sum, SumDim
+from .pointwise import Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where, Xlogy
+from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Norm, NormDim, Sum, SumDim
 from .shape import Alias, Cat, Clone, CopyGrad, Diagonal, Expand, FwPrimal, Index, Permute, ReshapeAlias, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, Stack, T, ToCopy, ToFreshCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem, reshape
 from .writes import Copy, Fill, FillTensor, IndexPut, Zero
 # more reductions, element-wise functions, indexing, scans, layouts, activations, layers
-from .activation import Elu, Erf, Gelu, LeakyRelu, LogSoftmax, Silu, Softmax, Softplus
+from .activation import Elu, Erf, Gelu, LeakyRelu, LogSigmoid, LogSoftmax, Silu, Softmax, Softplus
 from .einsum import Bmm, einsum, movedim
 from .indexing import Embedding, Gather, IndexSelect, MaskedSelect, Scatter, ScatterAdd, ScatterValue
-from .layers import AvgPool2d, Convolution, MaxPool2d, NativeBatchNorm, NativeDropout, NativeLayerNorm
+from .layers import AvgPool2d, Convolution, ConvolutionTranspose, MaxPool2d, NativeBatchNorm, NativeDropout, NativeLayerNorm
 from .layout import ConstantPadNd, Flip, Repeat, Roll, Tril, Triu
-from .scan import Cumprod, Cumsum, Sort, SortStable, Topk
+from .scan import Cumprod, Cumsum, Logcumsumexp, Sort, SortStable, Topk
+from .losses import HuberLoss, SmoothL1Loss, SoftMarginLoss
 from .statistics import Histogram, Logsumexp, Std, Var
 from .unary import Expm1, Log10, Log1p, Log2, Rsqrt

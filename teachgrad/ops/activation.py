@@ -125,6 +125,31 @@ class LeakyRelu(_Elementwise, node="LeakyReluBackward0"):
     derivative = staticmethod(leaky_relu_derivative)
 
 
+class LogSigmoid(Function, node="LogSigmoidBackward0", saves=("self", "buffer")):
+    """log(sigmoid(a)), computed stably: d/da = 1 - sigmoid(a) = sigmoid(-a).
+
+    torch's kernel also keeps a `buffer` (what it needs to compute the gradient on some devices); it is saved
+    here too, and a first-order backward on plain tensors hands it to torch's backward kernel.
+    """
+
+    @staticmethod
+    def forward(ctx, a):
+        result, buffer = torch.ops.aten.log_sigmoid_forward(a)
+        ctx.save_for_backward(a, buffer)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, buffer = ctx.saved_tensors
+        if isinstance(grad, torch.Tensor) and isinstance(a, torch.Tensor):   # plain: torch's kernel, its bits
+            return torch.ops.aten.log_sigmoid_backward(grad, a, buffer)
+        return grad * (-a).sigmoid()
+
+    @staticmethod
+    def jvp(ctx, ta):
+        return ta * (-ctx._primals[0]).sigmoid()
+
+
 class Softmax(Function, node="SoftmaxBackward0", saves=("result",)):
     """exp(x) / sum(exp(x)) along dim.  Backward: s * (g - sum(g * s))."""
 

@@ -114,6 +114,18 @@ class DivByNumber(Div, node="DivBackward1", numbers_are_inputs=False):
     """a / number, as torch's own kernels (not Python's `/`) record it."""
 
 
+class AddByNumber(Add, node="AddBackward1", numbers_are_inputs=False):
+    """a + number, as torch's own kernels (C++'s `a + 0.5`, not Python's) record it: one input."""
+
+
+class SubByNumber(Sub, node="SubBackward1", numbers_are_inputs=False):
+    """a - number, as torch's own kernels record it: one input."""
+
+
+class MulByNumber(Mul, node="MulBackward1", saves=(), numbers_are_inputs=False):
+    """a * number, as torch's own kernels record it: one input, nothing saved but the number."""
+
+
 class Neg(Function, node="NegBackward0"):
     """-a."""
 

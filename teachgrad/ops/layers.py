@@ -89,6 +89,41 @@ class Convolution(Function, node="ConvolutionBackward0", saves=("input", "weight
         return tangent + conv(input, tweight, None, stride, padding, dilation, False, zeros, groups)
 
 
+class ConvolutionTranspose(Function, node="ConvolutionBackward0", saves=("input", "weight"), none_is_input=True):
+    """conv_transpose1d / conv_transpose2d: the gradient of a convolution with respect to its input, used as a
+    layer (each input element spreads a weighted window over the output). torch records the same node as for a
+    convolution, with transposed=True; output_padding adds rows to one side of the output.
+
+    Backward: torch's convolution_backward kernel, with transposed=True.
+    """
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, stride, padding, output_padding, dilation, groups):
+        ctx.args = stride, padding, output_padding, dilation, groups
+        ctx.bias_shape = None if bias is None else list(bias.shape)
+        ctx.save_for_backward(input, weight)
+        return torch.ops.aten.convolution(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        stride, padding, output_padding, dilation, groups = ctx.args
+        mask = list(ctx.needs_input_grad[:3])   # (input, weight, bias)
+        grads = torch.ops.aten.convolution_backward(_data(grad), _data(input), _data(weight), ctx.bias_shape,
+                                                    stride, padding, dilation, True, output_padding, groups, mask)
+        if isinstance(grad, torch.Tensor):
+            return (*grads, None, None, None, None, None)
+        return (*first_order_only("convolution (ConvolutionBackward0)", grads, grad, input, weight),
+                None, None, None, None, None)
+
+    @staticmethod
+    def jvp(ctx, tinput, tweight, tbias, *_):
+        input, weight, bias, stride, padding, output_padding, dilation, groups = ctx._primals
+        conv = torch.ops.aten.convolution
+        tangent = conv(tinput, weight, tbias, stride, padding, dilation, True, output_padding, groups)
+        return tangent + conv(input, tweight, None, stride, padding, dilation, True, output_padding, groups)
+
+
 # --- pooling ------------------------------------------------------------------------------------
 
 class MaxPool2d(Function, node="MaxPool2DWithIndicesBackward0", saves=("self", "result1")):

@@ -377,3 +377,32 @@ class MaskedFill(Function, node="MaskedFillBackward0", saves=("mask",), nondiffe
     @staticmethod
     def jvp(ctx, ta, _mask, _value):
         return ta.where(~ctx._primals[1], 0.0)
+
+
+# pack_order: torch packs other before self (its saved inputs by name)
+class Xlogy(Function, node="XlogyBackward0", saves=("self", "other"), pack_order=(1, 0)):
+    """x * log(y), and 0 where x is 0 (even where y is 0 or nan): d/dx = xlogy(x != 0, y), d/dy = x / y."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return torch.xlogy(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        grad_a = grad * _xlogy((a != 0).to(grad.dtype), b) if ctx.needs_input_grad[0] else None
+        grad_b = grad * a / b if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx._primals
+        return total(times(ta, torch.xlogy((a != 0).to(a.dtype), b)), times(tb, a / b))
+
+
+def _xlogy(a, b):
+    """xlogy for a plain tensor or, under create_graph, a Variable (recorded as Xlogy)."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return torch.xlogy(a, b)
+    return Xlogy.apply(a, b)

@@ -195,3 +195,26 @@ class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result"))
             count = hits.sum() if ctx.dims is None else hits.sum(ctx.dims, keepdim=True)
             return (a.sign() * (grad / count)).where(hits, 0.0), None, None, None
         return a * a.abs().pow(p - 2) * (grad / norm.pow(p - 1)).where(~zero, 0.0), None, None, None
+
+
+class NormDim(Norm, node="NormBackward1"):
+    """The p-norm along `dim` as torch's own kernels compute it (at::norm, as in pairwise_distance): torch records it
+    under a name of its own; the formula is vector_norm's."""
+
+    @staticmethod
+    def jvp(ctx, ta, _p, _dim, _keepdim):
+        """The tangent of the norm: sum(a |a|^(p-2) ta) / norm^(p-1) (0 where the norm is 0)."""
+        a, p = ctx._primals[0], ctx.p
+        dims, keepdim = ctx.dims, ctx.keepdim
+        norm = _restore_dims(ctx._result, dims, a.dim(), keepdim) if dims is not None else ctx._result
+        summed = (lambda x: x.sum(dims, keepdim=keepdim)) if dims is not None else (lambda x: x.sum())
+        if p == 0:
+            return torch.zeros_like(ctx._result)
+        if p == 1:
+            return summed(a.sgn() * ta)
+        if p == float("inf"):
+            hits = a.abs() == norm
+            count = hits.sum() if dims is None else hits.sum(dims, keepdim=True)
+            return summed((a.sign() * ta / count).where(hits, 0.0))
+        share = a * a.abs().pow(p - 2) / norm.pow(p - 1)
+        return summed(share.where(norm != 0, 0.0) * ta)

@@ -1,8 +1,9 @@
-"""Running sums and products (cumsum, cumprod) and the ops that reorder values (sort, topk).
+"""Running sums and products (cumsum, cumprod, logcumsumexp) and the ops that reorder values (sort, topk).
 
 Formulas from torch's derivatives.yaml: cumsum_backward (a reversed cumsum), cumprod_backward
 (with its care for zeros), value_selecting_reduction_backward (sort, topk: the gradient goes back to
-the position each value came from; the indices get none).
+the position each value came from; the indices get none), logcumsumexp_backward (a reversed
+logcumsumexp, in log space) and its jvp.
 """
 import torch
 
@@ -136,3 +137,59 @@ class Topk(_ValueSelecting, node="TopkBackward0"):
 class SortStable(Sort, node="SortBackward1"):
     """a.sort(stable=..., ...): torch records the `stable` overload under its own name."""
 
+
+
+def _logcumsumexp(x, dim):
+    """logcumsumexp of a plain tensor, or (under create_graph) of a Variable, recorded."""
+    return x.logcumsumexp(dim) if isinstance(x, torch.Tensor) else Logcumsumexp.apply(x, dim)
+
+
+def _reversed_logcumsumexp(x, dim):
+    """log(exp(x[i]) + exp(x[i+1]) + ...) along dim: logcumsumexp from the end."""
+    return _logcumsumexp(x.flip(dim), dim).flip(dim)
+
+
+def _log_parts(g):
+    """(log g where g > 0, log -g where g < 0), the lowest finite number elsewhere (standing for log 0, as torch:
+    -inf would make nan of the second derivative)."""
+    lowest = torch.finfo(g.dtype).min
+    log_abs = g.abs().log()
+    return log_abs.where(g > 0, lowest), log_abs.where(g < 0, lowest)
+
+
+class Logcumsumexp(Function, node="LogcumsumexpBackward0", saves=("self", "result")):
+    """a.logcumsumexp(dim): out[i] = log(exp(a[0]) + ... + exp(a[i])).
+
+    d out[i] / d a[k] = exp(a[k] - out[i]) for k <= i, so a[k]'s gradient is exp(a[k]) times a reversed
+    cumsum of grad * exp(-out). That is formed in log space, as torch does, so nothing overflows: the
+    positive and the negative parts of grad each go through a reversed logcumsumexp of log|grad| - out.
+    """
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim % max(a.dim(), 1)
+        result = a.logcumsumexp(dim)
+        ctx.save_for_backward(a, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, result = ctx.saved_tensors
+        dim = ctx.dim
+        if a.numel() == 0 or a.dim() == 0:   # (a single element: out = a)
+            return grad, None
+        log_positive, log_negative = _log_parts(grad)
+        positive = (_reversed_logcumsumexp(log_positive - result, dim) + a).exp()
+        negative = (_reversed_logcumsumexp(log_negative - result, dim) + a).exp()
+        return positive - negative, None
+
+    @staticmethod
+    def jvp(ctx, ta, _dim):
+        """torch's formula: cumsum(ta exp(a - m)) / cumsum(exp(a - m)), m the largest a along dim; where that
+        cumsum is below 1e-13 (an element far below the largest), torch gives 0, and so does this."""
+        a, dim = ctx._primals[0], ctx.dim
+        if a.numel() == 0 or a.dim() == 0:
+            return ta.clone()
+        scaled = (a - a.amax(dim, keepdim=True)).exp()
+        cumsumexp = scaled.cumsum(dim)
+        return (scaled * ta).cumsum(dim).masked_fill(cumsumexp < 1e-13, 0.0) / cumsumexp

@@ -1,0 +1,118 @@
+"""The losses torch computes with a kernel of its own (a node of their own): smooth_l1_loss, huber_loss,
+soft_margin_loss. (torch's other losses are compositions of ops; teachgrad/nn/functional.py composes them
+the same way, so they record torch's nodes.)
+
+Each forward calls torch's kernel; each backward is the formula of torch's derivatives.yaml written out, and on
+plain tensors (a first-order backward) it calls torch's backward kernel, so the gradient is torch's to the bit.
+`reduction` is torch's enum: 0 none, 1 mean, 2 sum. Under 'mean' every element's gradient is divided by the count.
+
+Guarded by tests/test_losses_and_more.py.
+"""
+import torch
+
+from ..core.function import Function
+
+NONE, MEAN, SUM = 0, 1, 2
+
+
+def _per_element(grad, reduction, count):
+    """The gradient each element's loss gets from the (reduced) loss."""
+    return grad / count if reduction == MEAN else grad
+
+
+def _reduce_tangent(tangent, reduction):
+    if reduction == MEAN:
+        return tangent.mean()
+    return tangent.sum() if reduction == SUM else tangent
+
+
+def _plain(*tensors):
+    return all(isinstance(t, torch.Tensor) for t in tensors)
+
+
+class _PairLoss(Function, saves=("self", "target")):
+    """loss(input - target) element by element, then reduced; input and target have one shape (the caller
+    broadcasts them first, as torch's). The gradient of input is grad · loss'(input - target), target's its negative.
+    A subclass gives `derivative(diff, option)` and torch's `kernel(grad, input, target, reduction, option)`."""
+
+    @classmethod
+    def forward(cls, ctx, input, target, reduction, option):
+        ctx.reduction, ctx.option, ctx.count = reduction, option, input.numel()
+        ctx.save_for_backward(input, target)
+        return cls.function(input, target, reduction, option)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        input, target = ctx.saved_tensors
+        if _plain(grad, input, target):
+            grad_input = cls.kernel(grad, input, target, ctx.reduction, ctx.option)
+        else:
+            grad_input = _per_element(grad, ctx.reduction, ctx.count) * cls.derivative(input - target, ctx.option)
+        return (grad_input if ctx.needs_input_grad[0] else None,
+                -grad_input if ctx.needs_input_grad[1] else None, None, None)
+
+    @classmethod
+    def jvp(cls, ctx, t_input, t_target, _reduction, _option):
+        input, target = ctx._primals[:2]
+        tangent = _total(t_input, None if t_target is None else -t_target)
+        return _reduce_tangent(tangent * cls.derivative(input - target, ctx.option), ctx.reduction)
+
+
+def _total(a, b):
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+class SmoothL1Loss(_PairLoss, node="SmoothL1LossBackward0"):
+    """0.5 d² / beta where |d| < beta, else |d| - 0.5 beta (d = input - target).
+    d/d input = d / beta where |d| < beta, else sign(d)."""
+
+    function = staticmethod(lambda input, target, reduction, beta: torch.ops.aten.smooth_l1_loss(
+        input, target, reduction, beta))
+    kernel = staticmethod(lambda grad, input, target, reduction, beta: torch.ops.aten.smooth_l1_loss_backward(
+        grad, input, target, reduction, beta))
+
+    @staticmethod
+    def derivative(diff, beta):
+        return (diff / beta).where(diff.abs() < beta, diff.sign())
+
+
+class HuberLoss(_PairLoss, node="HuberLossBackward0"):
+    """0.5 d² where |d| <= delta, else delta (|d| - 0.5 delta) (d = input - target).
+    d/d input = d where |d| <= delta, else delta sign(d)."""
+
+    function = staticmethod(lambda input, target, reduction, delta: torch.ops.aten.huber_loss(
+        input, target, reduction, delta))
+    kernel = staticmethod(lambda grad, input, target, reduction, delta: torch.ops.aten.huber_loss_backward(
+        grad, input, target, reduction, delta))
+
+    @staticmethod
+    def derivative(diff, delta):
+        return diff.where(diff.abs() <= delta, diff.sign() * delta)
+
+
+class SoftMarginLoss(Function, node="SoftMarginLossBackward0", saves=("self", "target"), nondifferentiable_args=(1,)):
+    """log(1 + exp(-y x)) for labels y (±1): d/dx = -y exp(-y x) / (1 + exp(-y x)) = -y sigmoid(-y x).
+    torch does not differentiate it with respect to the labels."""
+
+    @staticmethod
+    def forward(ctx, input, target, reduction):
+        ctx.reduction, ctx.count = reduction, input.numel()
+        ctx.save_for_backward(input, target)
+        return torch.ops.aten.soft_margin_loss(input, target, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        if _plain(grad, input, target):
+            return torch.ops.aten.soft_margin_loss_backward(grad, input, target, ctx.reduction), None, None
+        target = target.data if not isinstance(target, torch.Tensor) else target
+        z = (-target * input).exp()
+        return _per_element(grad, ctx.reduction, ctx.count) * -target * z / (1 + z), None, None
+
+    @staticmethod
+    def jvp(ctx, t_input, _target, _reduction):
+        input, target = ctx._primals[:2]
+        z = (-target * input).exp()
+        return _reduce_tangent(t_input * -target * z / (1 + z), ctx.reduction)
