@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import torch
 
+from .. import ops
 from ..core.variable import Variable
 
 
@@ -63,18 +64,66 @@ rand_like = _factory(torch.rand_like)
 from_numpy = _factory(torch.from_numpy)
 
 
-def _legacy(torch_type: Callable[..., torch.Tensor]) -> Callable[..., Variable]:
-    """torch's legacy typed constructors (`torch.LongTensor([0, 2])`), still common in older code."""
+class LegacyTensorType(type):
+    """What `tg.Tensor`, `tg.FloatTensor`, `tg.LongTensor`, ... are: torch's legacy constructors and types.
 
-    def make(*args: Any) -> Variable:
-        return Variable(torch_type(*(a.data if isinstance(a, Variable) else a for a in args)))
+    Called, each builds as torch's of the same name builds (the arguments read by torch itself, Variables
+    unwrapped) and returns a leaf Variable:
 
-    make.__name__ = make.__qualname__ = torch_type.__name__
-    make.__doc__ = f"Like torch.{torch_type.__name__}, returning a leaf Variable."
-    return make
+        tg.Tensor(4, 2)              # sizes: an uninitialized (4, 2) tensor of the default dtype
+        tg.Tensor([[1, 2], [3, 4]])  # data: in the default dtype (float32), not int64 as tg.tensor gives
+        tg.LongTensor([1.5, 2])      # data in that type: tensor([1, 2])
+
+    Of one Variable, they give a new view of it (AliasBackward0 when it requires grad), as torch's do.
+    As types, `isinstance(x, tg.Tensor)` is true of every Variable and `isinstance(x, tg.FloatTensor)` of a
+    float32 Variable on the cpu (torch's tests on the tensor underneath), and `x.type(tg.FloatTensor)`
+    converts. `tg.Tensor` subclasses Variable, so `tg.Tensor.add` is Variable's method; what it makes is
+    a Variable (`type(x) is tg.Variable`). `tg.Variable(data, requires_grad=False)` keeps its own
+    signature (a list through torch.as_tensor), as torch keeps `torch.autograd.Variable` apart.
+    """
+
+    torch_type: Any   # torch's constructor of the same name: torch.Tensor, torch.FloatTensor, ...
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Variable:
+        if len(args) == 1 and not kwargs and isinstance(args[0], Variable):
+            x = args[0]
+            cls.torch_type(x.data)   # torch's checks (tg.FloatTensor of an int64 Variable is refused)
+            return ops.Alias.apply(x)
+        made = cls.torch_type(*(_plain(a) if isinstance(a, (list, tuple)) and not isinstance(a, torch.Size) else a.data if isinstance(a, Variable)
+                                else a for a in args), **kwargs)
+        return Variable(made)
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if not isinstance(instance, Variable):
+            return False
+        return cls.torch_type is torch.Tensor or isinstance(instance.data, cls.torch_type)
+
+    def __subclasscheck__(cls, subclass: type) -> bool:
+        return cls.torch_type is torch.Tensor and issubclass(subclass, Variable)
+
+    @property
+    def dtype(cls) -> torch.dtype:
+        return torch.get_default_dtype() if cls.torch_type is torch.Tensor else cls.torch_type.dtype
+
+    def __repr__(cls) -> str:
+        return f"<class 'teachgrad.{cls.__name__}'>"
 
 
-FloatTensor = _legacy(torch.FloatTensor)
-DoubleTensor = _legacy(torch.DoubleTensor)
-LongTensor = _legacy(torch.LongTensor)
-BoolTensor = _legacy(torch.BoolTensor)
+class Tensor(Variable, metaclass=LegacyTensorType):
+    """torch.Tensor's legacy constructor (`tg.Tensor(4, 2)`, `tg.Tensor([[1, 2]])`) and the type every Variable is."""
+
+    __slots__ = ()
+    torch_type = torch.Tensor
+
+
+def _legacy_type(torch_type: Any) -> LegacyTensorType:
+    """One of torch's legacy typed constructors (`torch.LongTensor([0, 2])`), still common in older code."""
+    return LegacyTensorType(torch_type.__name__, (), {"torch_type": torch_type, "__module__": __name__,
+                                                     "__doc__": f"Like torch.{torch_type.__name__}: "
+                                                                "a constructor and a type."})
+
+
+FloatTensor = _legacy_type(torch.FloatTensor)
+DoubleTensor = _legacy_type(torch.DoubleTensor)
+LongTensor = _legacy_type(torch.LongTensor)
+BoolTensor = _legacy_type(torch.BoolTensor)
