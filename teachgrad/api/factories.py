@@ -16,6 +16,8 @@ from ..core.variable import Variable
 def tensor(data: Any, dtype: torch.dtype | None = None, device: torch.device | str | int | None = None,
            requires_grad: bool = False) -> Variable:
     """A new leaf Variable holding a copy of `data` (a number, a nested list, a tensor)."""
+    if type(requires_grad) is not bool:
+        torch.tensor(0.0, requires_grad=requires_grad)   # torch refuses it (not even None), with its message
     if isinstance(data, Variable):
         data = data.data
     if isinstance(data, torch.Tensor):
@@ -39,6 +41,8 @@ def _factory(torch_fn: Callable[..., torch.Tensor]) -> Callable[..., Variable]:
     @functools.wraps(torch_fn)
     def make(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Variable:
         args = tuple(a.data if isinstance(a, Variable) else a for a in args)
+        if requires_grad is not None and type(requires_grad) is not bool:   # torch refuses 1 or 1.0, as it says
+            return Variable(torch_fn(*args, requires_grad=requires_grad, **kwargs), requires_grad=bool(requires_grad))
         return Variable(torch_fn(*args, **kwargs), requires_grad=requires_grad)
 
     make.__doc__ = f"Like torch.{torch_fn.__name__}, returning a leaf Variable."
