@@ -369,3 +369,14 @@ def test_number_first_dtypes(make):
 def test_number_first_saved_self_is_the_number_as_a_tensor():
     same(lambda lib: lib.div(0.1, X(lib)).grad_fn._saved_self)
     same(lambda lib: lib.mul(0.1, X(lib)).grad_fn._saved_self)
+
+
+@pytest.mark.parametrize("make", [lambda lib, x: lib.div(0.1, x), lambda lib, x: lib.sub(0.1, x, alpha=0.3) * x,
+                                  lambda lib, x: lib.mul(0.1, x) * x])
+def test_number_first_double_backward(make):
+    def run(lib):
+        x = X(lib)
+        g, = lib.autograd.grad(make(lib, x).sum(), x, create_graph=True)
+        g.sum().backward()
+        return g, type(g.grad_fn).__name__, x.grad
+    same(run)
