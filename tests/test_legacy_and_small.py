@@ -10,6 +10,7 @@ import torch
 
 import teachgrad as tg
 
+from .helpers import graph_names
 from .twins import same
 
 
@@ -226,6 +227,32 @@ def test_index_of_a_0_dim_tensor(index):
 @pytest.mark.parametrize("index", [None, Ellipsis, (None, None), ()])
 def test_index_of_a_0_dim_tensor_that_works(index):
     same(lambda lib: X(lib)[0, 0][index])
+
+
+@pytest.mark.parametrize("index", [0, slice(None), (0, 0), True, None])
+def test_setitem_of_a_0_dim_tensor(index):
+    def run(lib):
+        x = lib.tensor(3.0, dtype=lib.float64)
+        x[index] = 7.0
+        return x
+    same(run)
+
+
+@pytest.mark.parametrize("index", [(0, 0, 0), (slice(None),) * 3])
+def test_setitem_with_too_many_indices(index):
+    same(lambda lib: X(lib, requires_grad=False).__setitem__(index, 7.0))
+
+
+@pytest.mark.parametrize("index", [True, False, (0, True), (0, False, 0), (True, 0, 0), (None, True, 1, slice(None))])
+def test_a_bool_index_adds_a_dimension(index):
+    # (with requires_grad, a bool was read as the integer 1: x[True] was x[1])
+    def run(lib):
+        x = X(lib)
+        y = x[index]
+        y.sum().backward()
+        return y, graph_names(y), x.grad
+    same(run)
+    same(lambda lib: (lambda y: (y, graph_names(y)))(X(lib)[0, 0][index] if isinstance(index, bool) else lib.ones(1)))
 
 
 # --- requires_grad must be a bool ---
