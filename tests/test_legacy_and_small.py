@@ -333,10 +333,22 @@ B64 = dict(dtype=torch.float64)
     lambda lib, x: lib.autograd.grad([x * x, x.sum()], [x], [torch.ones(3, 2, 2, **B64), torch.arange(4.0)],
                                      is_grads_batched=True),
     lambda lib, x: lib.autograd.grad(x * x, x, None, is_grads_batched=True),
+    lambda lib, x: lib.autograd.grad(x.sum(), x, None, is_grads_batched=True),
+    lambda lib, x: lib.autograd.grad(x * x, x, torch.ones(0, 2, 2, **B64), is_grads_batched=True),
+    lambda lib, x: lib.autograd.grad(x.sum(), x, torch.tensor(1.0, **B64), is_grads_batched=True),
+    lambda lib, x: lib.autograd.grad(x * x, x, torch.ones(3, 2, 2, **B64), is_grads_batched=False),
     lambda lib, x: lib.autograd.grad(x * x, x, torch.ones(3, 2, 2, **B64), is_grads_batched=True, retain_graph=False),
 ])
 def test_grad_is_grads_batched(make):
     same(lambda lib: make(lib, X(lib)))
+
+
+def test_grad_is_grads_batched_of_a_torch_tensor():
+    def run(lib):
+        w = torch.tensor([1.0, 2.0], **B64, requires_grad=True)
+        y = lib.ones(2, **B64) * w * w
+        return lib.autograd.grad(y, w, torch.eye(2, **B64), is_grads_batched=True), w.grad
+    same(run)
 
 
 def test_grad_is_grads_batched_frees_the_graph_unless_retained():
@@ -351,7 +363,7 @@ def test_grad_is_grads_batched_frees_the_graph_unless_retained():
 
 def test_grad_is_grads_batched_with_create_graph_is_refused_clearly():
     x = X(tg)
-    with pytest.raises(NotImplementedError, match="is_grads_batched=True with create_graph=True"):
+    with pytest.raises(NotImplementedError, match=r"grad\(is_grads_batched=True\) with create_graph=True"):
         tg.autograd.grad(x * x, x, torch.ones(3, 2, 2, **B64), is_grads_batched=True, create_graph=True)
 
 
