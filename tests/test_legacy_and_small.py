@@ -79,6 +79,16 @@ def test_isinstance_and_issubclass_keep_working():
     assert tg.Tensor.__name__ == "Tensor" and type(tg.Tensor(2)) is tg.Variable
 
 
+def test_a_subclass_of_tensor_is_made_as_a_variable_is():
+    class Mine(tg.Tensor):
+        __slots__ = ()
+    m = Mine(torch.tensor([1.0, 2.0]), requires_grad=True)
+    assert type(m) is Mine and isinstance(m, tg.Tensor) and isinstance(m, Mine) and m.requires_grad
+    assert not isinstance(tg.ones(2), Mine) and issubclass(Mine, tg.Tensor) and not issubclass(tg.Variable, Mine)
+    (m * m).sum().backward()
+    assert m.grad.tolist() == [2.0, 4.0]
+
+
 def test_variable_keeps_its_own_signature():
     t = torch.tensor([1.0, 2.0])
     v = tg.Variable(t, requires_grad=True)

@@ -1,6 +1,10 @@
 """Making Variables, mirroring torch's factory functions: `tg.tensor`, `tg.ones`, `tg.randn`, ...
 
-Each takes torch's arguments plus `requires_grad`, and returns a leaf Variable.
+Each takes torch's arguments plus `requires_grad`, and returns a leaf Variable. torch's legacy constructors,
+which are types too, are at the end: `tg.Tensor(4, 2)`, `tg.FloatTensor([1, 2])`, `isinstance(x, tg.Tensor)`.
+
+Guarded by tests/test_legacy_and_small.py (the legacy constructors, requires_grad given a non-bool) and
+tests/test_namespaces.py.
 """
 from __future__ import annotations
 
@@ -89,28 +93,41 @@ class LegacyTensorType(type):
     torch_type: Any   # torch's constructor of the same name: torch.Tensor, torch.FloatTensor, ...
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Variable:
+        if "torch_type" not in cls.__dict__:   # a user's subclass of tg.Tensor: made as a Variable is made
+            return super().__call__(*args, **kwargs)
         if len(args) == 1 and not kwargs and isinstance(args[0], Variable):
             x = args[0]
             cls.torch_type(x.data)   # torch's checks (tg.FloatTensor of an int64 Variable is refused)
             return ops.Alias.apply(x)
-        made = cls.torch_type(*(_plain(a) if isinstance(a, (list, tuple)) and not isinstance(a, torch.Size) else a.data if isinstance(a, Variable)
-                                else a for a in args), **kwargs)
-        return Variable(made)
+        return Variable(cls.torch_type(*(_legacy_argument(a) for a in args), **kwargs))
 
     def __instancecheck__(cls, instance: Any) -> bool:
+        if "torch_type" not in cls.__dict__:
+            return super().__instancecheck__(instance)
         if not isinstance(instance, Variable):
             return False
         return cls.torch_type is torch.Tensor or isinstance(instance.data, cls.torch_type)
 
     def __subclasscheck__(cls, subclass: type) -> bool:
+        if "torch_type" not in cls.__dict__:
+            return super().__subclasscheck__(subclass)
         return cls.torch_type is torch.Tensor and issubclass(subclass, Variable)
 
     @property
-    def dtype(cls) -> torch.dtype:
-        return torch.get_default_dtype() if cls.torch_type is torch.Tensor else cls.torch_type.dtype
+    def dtype(cls) -> Any:
+        """The dtype a typed constructor makes (tg.FloatTensor.dtype is torch.float32); on tg.Tensor, as on
+        torch.Tensor, the attribute each tensor has."""
+        return Variable.dtype if cls.torch_type is torch.Tensor else cls.torch_type.dtype
 
     def __repr__(cls) -> str:
         return f"<class 'teachgrad.{cls.__name__}'>"
+
+
+def _legacy_argument(a):
+    """An argument of a legacy constructor as torch reads it: data with Variables as numbers, sizes as they are."""
+    if isinstance(a, (list, tuple)) and not isinstance(a, torch.Size):
+        return _plain(a)
+    return a.data if isinstance(a, Variable) else a
 
 
 class Tensor(Variable, metaclass=LegacyTensorType):
