@@ -29,9 +29,9 @@ from . import autograd, nn, ops, optim, utils
 from .core import engine
 from .core.engine import grad
 from .api import interop
-from .api.factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, eye, from_numpy, full,
-                            full_like, linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
-                            tensor, zeros, zeros_like)
+from .api.factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, Tensor, arange, empty, eye, from_numpy,
+                            full, full_like, linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like,
+                            randperm, tensor, zeros, zeros_like)
 from .api.torch_functions import (abs, add, all, allclose, any, cat, chunk, clamp, cos, div, dot, eq, equal, exp,
                                   flatten, is_tensor, log, masked_fill, matmul, max, maximum, mean, min, minimum, mm,
                                   mul, neg, norm, pow, relu, reshape, sigmoid, sin, split, sqrt, square, squeeze, stack,
@@ -53,7 +53,6 @@ from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_i
                               set_grad_enabled)
 from . import func   # torch.func's transforms, on teachgrad's engine
 
-Tensor = Variable
 
 import sys as _sys  # noqa: E402
 _sys.modules[__name__ + ".cuda"] = cuda   # `import teachgrad.cuda` finds torch's, as `teachgrad.cuda` does

@@ -587,7 +587,13 @@ class TensorMethods:
     def to(self, *args: Any, **kwargs: Any) -> Variable:
         """A copy on another device, dtype or memory format (ToCopyBackward0); self when torch's `to` would
         return the tensor itself (nothing changes and no `copy=True`)."""
-        target = self.data.to(*args, **kwargs) if args or kwargs else self.data
+        if args or kwargs:   # x.to(other): other's dtype and device (torch reads a Variable as its tensor)
+            args = tuple(a.data if isinstance(a, variable_class.Variable) else a for a in args)
+            kwargs = {k: a.data if isinstance(a, variable_class.Variable) else a for k, a in kwargs.items()}
+        return self._copied_as(self.data.to(*args, **kwargs) if args or kwargs else self.data)
+
+    def _copied_as(self, target):
+        """self, or the ToCopy that gives `target`'s device, dtype and layout (what torch's `to` made of the data)."""
         if target is self.data:
             return self
         memory_format = _memory_format(target)
@@ -619,8 +625,15 @@ class TensorMethods:
     def bool(self) -> Variable:
         return self.to(torch.bool)
 
-    def type(self, dtype: torch.dtype | None = None) -> str | Variable:
-        return self.data.type() if dtype is None else self.to(dtype)
+    def type(self, dtype: Any = None, non_blocking: builtins.bool = False, **kwargs: Any) -> str | Variable:
+        """torch's legacy `type`: with no type, the name of the tensor's type ('torch.FloatTensor', torch's
+        own name, so code comparing it runs unchanged); given a dtype, a type name ('torch.DoubleTensor') or a
+        legacy type (tg.FloatTensor, tg.Tensor, torch.LongTensor), a copy of that type (ToCopyBackward0), or
+        self when it is of that type already."""
+        torch_type = getattr(dtype, "torch_type", dtype)   # tg.FloatTensor -> torch.FloatTensor (api/factories.py)
+        if dtype is None and not kwargs:
+            return self.data.type()
+        return self._copied_as(self.data.type(torch_type, non_blocking, **kwargs))
 
     def new_zeros(self, *size: Shape, requires_grad: bool = False, **options: Any) -> Variable:
         """Zeros of this Variable's dtype and device, unless `dtype=`, `device=` (torch's options) say otherwise."""

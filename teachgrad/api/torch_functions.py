@@ -26,19 +26,33 @@ def _variable(x):
     return torch_leaves.as_variable(x) if isinstance(x, torch.Tensor) else Variable(x)
 
 
+def _number_first(a, b):
+    """True for `tg.add(0.1, x)`: torch reads the number as a scalar of x's kind (exact for a float64 x), so the op
+    takes the Python number itself, as `0.1 + x` does (made a float32 Variable first, it would be rounded)."""
+    return isinstance(a, (int, float)) and isinstance(b, (Variable, torch.Tensor))
+
+
 def add(a: Operand, b: Operand, alpha: Number = 1) -> Variable:
+    if _number_first(a, b):
+        return ops.Add.apply(a, _variable(b) if alpha == 1 else _variable(b) * alpha)
     return _variable(a).add(b, alpha=alpha)
 
 
 def sub(a: Operand, b: Operand, alpha: Number = 1) -> Variable:
+    if _number_first(a, b):
+        return ops.Sub.apply(a, _variable(b) if alpha == 1 else _variable(b) * alpha)
     return _variable(a).sub(b, alpha=alpha)
 
 
 def mul(a: Operand, b: Operand) -> Variable:
+    if _number_first(a, b):
+        return ops.Mul.apply(a, _variable(b))
     return _variable(a) * b
 
 
 def div(a: Operand, b: Operand) -> Variable:
+    if _number_first(a, b):
+        return ops.Div.apply(a, _variable(b))
     return _variable(a) / b
 
 

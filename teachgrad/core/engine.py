@@ -19,6 +19,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from typing import Any
+import warnings
 
 import torch
 
@@ -26,7 +27,8 @@ from ..features import anomaly_mode
 from ..rules import grad_mode, profiling
 from ..rules.needed_nodes import catch_input_grads, exec_info
 from .node import AccumulateGrad, BackwardNode, Node
-from ..rules.backward_arguments import as_tuple, checked_grad_call, checked_inputs, grad_results, make_grads
+from ..rules.backward_arguments import (BATCHED_CREATE_GRAPH, ONLY_INPUTS_IGNORED, as_tuple, batched_grad_outputs,
+                                        checked_grad_call, checked_inputs, grad_results, make_grads)
 from ..rules.grad_layout import track_owner
 from ..rules.graph_task import graph_task, record_step, recorders, share_with_task
 from ..rules.graph_task import Step, current_graph_task, record_backward, will_engine_execute_node  # noqa: F401 (engine's API)
@@ -51,19 +53,44 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
     """Return the gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone.
 
     An input the outputs do not depend on is an error, or gets None (`allow_unused=True`) or
-    zeros (`materialize_grads=True`).
+    zeros (`materialize_grads=True`). `only_inputs` is ignored (torch warns when it is False).
+    `is_grads_batched=True`: the first dimension of each grad_output is a batch, one gradient per batch element.
     """
+    if not only_inputs:
+        warnings.warn(ONLY_INPUTS_IGNORED, FutureWarning, stacklevel=2)
     outputs, inputs_tuple, allow_unused = checked_grad_call(outputs, inputs, allow_unused, materialize_grads)
-    grads = make_grads(outputs, as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs), create_graph)
+    grad_outputs = as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs_tuple, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    grads = make_grads(outputs, grad_outputs, create_graph)
     with graph_task(False):
         captured = _run(outputs, grads, retain_graph, create_graph, inputs_tuple, capture=True)
     return grad_results(captured, inputs_tuple, allow_unused, materialize_grads, create_graph)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """grad(is_grads_batched=True): torch runs the backward once under vmap; here it runs once per batch
+    element (the graph kept until the last), and each input's gradients are stacked along a first dimension."""
+    if create_graph:
+        raise NotImplementedError(BATCHED_CREATE_GRAPH)
+    per_element = batched_grad_outputs(outputs, grad_outputs)
+    captured = [[] for _ in inputs]
+    for b, grads in enumerate(per_element):
+        keep = retain_graph or b < len(per_element) - 1
+        with graph_task(False):
+            for k, g in enumerate(_run(outputs, make_grads(outputs, grads, False), keep, False, inputs, capture=True)):
+                captured[k].append(g)
+    stacked = [None if gs[0] is None else torch.stack([g.data if isinstance(g, variable_class.Variable) else g
+                                                        for g in gs]) for gs in captured]
+    return grad_results(stacked, inputs, allow_unused, materialize_grads, False)
 
 
 def _count_dependencies(roots: dict) -> dict[Node, int]:

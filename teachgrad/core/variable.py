@@ -23,7 +23,8 @@ from .. import ops
 from .node import AccumulateGrad, Node
 from ..api.torch_methods import TorchMethods   # torch's own methods, run on the data (logcumsumexp, %, //, ...)
 from ..api.tensor_methods import TensorMethods, _rebuild_variable  # noqa: F401  (files saved before it moved name it here)
-from ..rules.variable_refusals import NON_LEAF_GRAD, NOT_LEAF, check_assigned_grad, check_can_require_grad, check_new_data, check_requires_grad_call, refuse_deleting_data
+from ..rules.variable_refusals import NON_LEAF_GRAD, NOT_LEAF, check_assigned_grad, check_can_require_grad, check_new_data, check_requires_grad_call, \
+    check_requires_grad_value, refuse_deleting_data
 
 
 class Variable(TensorMethods, TorchMethods):
@@ -133,6 +134,7 @@ class Variable(TensorMethods, TorchMethods):
 
     @requires_grad.setter
     def requires_grad(self, value):
+        check_requires_grad_value(value)   # a bool, nothing else (not 0, 1 or None)
         if self.grad_fn is not None:
             raise RuntimeError(NOT_LEAF)
         if value:

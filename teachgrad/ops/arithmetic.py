@@ -3,6 +3,8 @@
 A gradient for a broadcast input (`b` of shape (3,) in `x + b` with x (4, 3)) comes back here with the
 output's shape; the engine sums it back to the input's shape, as torch's engine does for every node.
 """
+import torch
+
 from ..core.function import Function
 from ..rules.broadcast import number_or_none, times, total
 
@@ -93,7 +95,7 @@ class Div(Function, node="DivBackward0", saves=("self", "other"), numbers_are_in
         ctx.numbers = number_or_none(a), number_or_none(b)
         ctx.save_for_backward(a if ctx.needs_input_grad[1] and ctx.numbers[0] is None else None,
                               b if ctx.numbers[1] is None else None)
-        return a / b
+        return _true_div(a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -101,13 +103,19 @@ class Div(Function, node="DivBackward0", saves=("self", "other"), numbers_are_in
         a = a if ctx.numbers[0] is None else ctx.numbers[0]
         b = b if ctx.numbers[1] is None else ctx.numbers[1]
         grad_a = grad / b if ctx.needs_input_grad[0] else None
-        grad_b = -grad * ((a / b) / b) if ctx.needs_input_grad[1] else None   # in torch's order, so its bits
+        grad_b = -grad * (_true_div(a, b) / b) if ctx.needs_input_grad[1] else None   # in torch's order, so its bits
         return grad_a, grad_b
 
     @staticmethod
     def jvp(ctx, ta, tb):
         a, b = ctx._primals
         return total(times(ta, 1 / b), times(tb, -ctx._result / b))
+
+
+def _true_div(a, b):
+    """a / b, also for a number `a` (tg.div(0.1, x)): Python's `0.1 / x` is torch's 0.1 * x.reciprocal(), whose
+    last bit may differ from the division torch.div does."""
+    return torch.div(a, b) if isinstance(a, (int, float)) else a / b
 
 
 class DivByNumber(Div, node="DivBackward1", numbers_are_inputs=False):

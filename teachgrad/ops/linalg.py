@@ -31,9 +31,10 @@ class Mm(Function, node="MmBackward0", saves=("self", "mat2"), pack_order=(1, 0)
 
     @staticmethod
     def forward(ctx, a, b):
+        result = a.mm(b)   # first: torch refuses what is not two matrices ("self must be a matrix")
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
         ctx.column_major = _column_major_inputs(ctx, a, b)
-        return a.mm(b)
+        return result
 
     @staticmethod
     def backward(ctx, grad):

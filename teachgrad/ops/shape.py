@@ -2,6 +2,8 @@
 
 Their backward puts each gradient element back where its input element came from.
 """
+import operator
+
 import torch
 
 from ..rules import views
@@ -464,6 +466,8 @@ def getitem(a, index):
                                        or i is None or i is Ellipsis for i in index):
         index = tuple(index)   # as torch (and numpy once): a list holding sequences indexes like a tuple
     if isinstance(index, slice):
+        if a._data.dim() == 0:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         return Slice.apply(a, (index,))                       # a[:] is a Slice even when it takes all
     result, tensor_indices = index_target(a, index)
     if tensor_indices is not None:
@@ -481,12 +485,18 @@ def index_target(a, index):
     """
     items = index if isinstance(index, tuple) else (index,)
     items = tuple([plain_index(i) for i in items])
+    check_index_count(a._data.dim(), index, items)
     steps, dim, ndim, tensors = [], 0, a._data.dim(), []   # the view ops to apply; ndim: the dims of the view so far
     for k, item in enumerate(items):
         if item is Ellipsis:
             dim = ndim - sum(_dims_used(i) for i in items[k + 1:])
         elif item is None:
             steps.append((Unsqueeze, (dim,)))
+            dim += 1
+            ndim += 1
+        elif isinstance(item, bool):   # as torch: a new dimension (Unsqueeze), then indexed by the bool: kept or emptied
+            steps.append((Unsqueeze, (dim,)))
+            tensors.append((dim, torch.zeros(int(item), dtype=torch.int64, device=a._data.device)))
             dim += 1
             ndim += 1
         elif isinstance(item, slice):
@@ -516,6 +526,21 @@ def index_target(a, index):
         indices.append(tensor)
         used += _dims_used(tensor)
     return result, tuple(indices)
+
+
+def check_index_count(ndim, index, items):
+    """torch's IndexError for more indices than dimensions, counted before any view is made (a bool and
+    None add a dimension, `...` takes none); a lone int or slice on a 0-dim tensor gets torch's own words."""
+    if ndim == 0 and not isinstance(index, (tuple, bool)):
+        if isinstance(index, slice):
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        if isinstance(index, int) or (hasattr(index, "__index__") and not isinstance(index, torch.Tensor)):
+            if operator.index(index) == 0:
+                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            raise IndexError(f"index {operator.index(index)} is out of bounds for dimension 0 with size 0")
+    if sum(0 if isinstance(i, bool) else _dims_used(i) for i in items) > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
 
 
 def _dims_used(item):

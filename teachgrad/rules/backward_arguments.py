@@ -5,12 +5,13 @@
   TorchLeaf (see teachgrad/rules/torch_leaves.py);
 - the output gradients: ones for a scalar output given none (a non-scalar or integer one is refused), a given
   one of the output's shape, cast to its dtype, a scalar moved to its device;
+- grad(is_grads_batched=True): a batch of gradients per output (batched_grad_outputs);
 - grad(): every output and input requires grad; an unused input is an error, or None (`allow_unused=True`), or
   zeros (`materialize_grads=True`); a torch tensor's gradient comes back as a torch tensor.
 
 Guarded by tests/test_engine.py, tests/test_engine_fidelity.py (messages, dtypes, devices),
 tests/test_fidelity_corpus.py (allow_unused, materialize_grads), tests/test_autograd_api.py and
-tests/test_torch_boundary.py (torch tensors as inputs).
+tests/test_torch_boundary.py (torch tensors as inputs), tests/test_legacy_and_small.py (is_grads_batched, only_inputs).
 """
 from __future__ import annotations
 
@@ -82,6 +83,42 @@ def make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     return made
+
+
+ONLY_INPUTS_IGNORED = ("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                       "gradient for other parts of the graph, please use torch.autograd.backward.")
+BATCHED_CREATE_GRAPH = ("teachgrad does not support grad(is_grads_batched=True) with create_graph=True (torch "
+                        "records the batched backward under vmap); call grad once per batch element instead")
+
+
+def batched_grad_outputs(outputs: tuple, grad_outputs: tuple) -> list[tuple]:
+    """grad(is_grads_batched=True)'s grad_outputs, checked as torch checks them, cut into one tuple per batch element.
+
+    Each given gradient is a batch of gradients of its output's shape; one left out is ones for a scalar
+    output, and like torch (whose vmap then finds no dimension to map) it is refused as unbatched."""
+    made = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            make_grads((out,), (None,), False)   # a non-scalar output's implicit gradient is refused as without a batch
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a "
+                             "Tensor of dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0.")
+        data = g.data if isinstance(g, variable_class.Variable) else g
+        if not isinstance(data, torch.Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got {typename(g)}")
+        first = data[0]   # (torch reads the first element, so an empty or 0-dim batch is refused by indexing it)
+        if first.shape != out.shape:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of {first.shape[1:]} and "
+                f"output[{i}] has a shape of {out.shape}. If you only want some tensors in `grad_output` to be "
+                "considered batched, consider using vmap.")
+        made.append(data)
+    sizes = [d.shape[0] for d in made]
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    return [tuple(d[b] for d in made) for b in range(sizes[0])]
 
 
 def checked_grad_call(outputs: Any, inputs: Any, allow_unused: bool | None,

@@ -7,7 +7,8 @@ torch packs them; freed after backward, with torch's message when read again.
 
 Guarded by tests/test_saved_tensors_hooks.py, tests/test_engine.py (retain_graph, freed tensors),
 tests/test_views.py and tests/test_function.py (modified saved tensors and their messages),
-tests/test_torch_autograd_entry_points.py (torch's gradcheck, which perturbs inputs through `.data`, refused clearly).
+tests/test_torch_autograd_entry_points.py (torch's gradcheck, which perturbs inputs through `.data`, refused clearly),
+tests/test_legacy_and_small.py (a non-differentiable saved output: max(dim)'s indices).
 """
 import re
 import weakref
@@ -72,7 +73,7 @@ class SavedTensor:
         if not as_variable:
             return self.data
         if self.output_nr is not None:
-            output = variable_class.Variable._make(self.data, node, self.output_nr)
+            output = self._output(self.data, node)
             if self.fw_grad is not None and tangents.saved_tangent(self) is not None:
                 tangents.set_tangent(output, tangents.saved_tangent(self))
             return output
@@ -89,8 +90,15 @@ class SavedTensor:
         if not as_variable:
             return data
         if self.output_nr is not None:
-            return variable_class.Variable._make(data, node, self.output_nr)
+            return self._output(data, node)
         return _with_history(data, self.edge)
+
+    def _output(self, data, node):
+        """A saved output as a Variable: made by `node`, unless the node gave it no history (an integer output,
+        or one forward marked non-differentiable, as max(dim)'s indices), as torch unpacks it."""
+        if not data.is_floating_point() or any(t is data for t in node._non_differentiable):
+            return variable_class.Variable._make(data)
+        return variable_class.Variable._make(data, node, self.output_nr)
 
     def _modified_message(self, node):
         what = f"[{self.data.type()} {list(self.data.shape)}]"

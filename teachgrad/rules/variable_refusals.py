@@ -1,7 +1,8 @@
 """What torch refuses on a tensor's autograd attributes, with torch's messages, kept beside teachgrad/core/variable.py.
 
 - `requires_grad` on an integer tensor, on a complex one (this course does not differentiate complex
-  tensors), on one made in inference mode (outside it), or False on a non-leaf; `requires_grad_(1)`;
+  tensors), on one made in inference mode (outside it), or False on a non-leaf; `requires_grad_(1)`
+  and `requires_grad = 1` (a bool, nothing else);
 - `.grad` assigned something that is not a tensor, the Variable itself, or a tensor of another dtype,
   device or size;
 - `.grad` read on a non-leaf that does not retain it (a warning, as torch's);
@@ -55,6 +56,12 @@ def check_requires_grad_call(variable: object, requires_grad: object) -> None:
             raise RuntimeError(COMPLEX_MESSAGE)
         if not variable.data.is_floating_point():
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+
+
+def check_requires_grad_value(value: object) -> None:
+    """What setting `x.requires_grad = value` refuses first, on a leaf or not: a value that is not a bool."""
+    if type(value) is not bool:
+        raise RuntimeError("requires_grad must be a bool")
 
 
 def check_not_inference(data: torch.Tensor) -> None:
