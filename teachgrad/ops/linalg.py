@@ -222,8 +222,7 @@ def _batched(a, b):
 def matmul(a, b):
     """a @ b, recorded as torch's matmul decomposes it (aten's _matmul_impl), so the nodes and every rounding are
     torch's: Dot, Mv or Mm for 1-D and 2-D factors; a batch against a matrix or vector folded into one Mm or Mv
-    (`_should_fold`);
-    anything else as one Bmm over the broadcast batch. There is no MatmulBackward0 node."""
+    (`_should_fold`); anything else as one Bmm over the broadcast batch. There is no MatmulBackward0 node."""
     da, db = a.dim(), b.dim()
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
