@@ -586,11 +586,23 @@ def one_hot(tensor: TensorLike, num_classes: int = -1) -> Variable:
 
 
 def linear(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None) -> Variable:
-    """input @ weightᵀ + bias, recorded as torch records it (Addmm for a batch of rows)."""
-    if input.dim() == 2 and bias is not None:
-        return ops.Addmm.apply(bias, input, ops.T.apply(weight))
-    output = ops.matmul(input, ops.T.apply(weight) if weight.dim() == 2 else weight)
-    return output if bias is None else output + bias
+    """input @ weightᵀ + bias, recorded as torch's linear (aten/src/ATen/native/Linear.cpp) records it.
+
+    Rows (2-D input) with a bias: one Addmm. A contiguous input of another rank with a bias: flattened to rows
+    (a reshape), one Addmm, viewed back. Otherwise matmul with weightᵀ and, if there is a bias, an in-place add
+    of it. The bias is added inside addmm wherever torch does, so every rounding is torch's."""
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
+                           f"{weight.dim()}D")
+    weight_t = ops.T.apply(weight)
+    if bias is not None and input.dim() == 2:
+        return ops.Addmm.apply(bias, input, weight_t)
+    if bias is not None and input.data.is_contiguous():
+        rows = ops.reshape(input, (math.prod(input.shape[:-1]), input.shape[-1]))
+        output = ops.Addmm.apply(bias, rows, weight_t)
+        return ops.View.apply(output, (*input.shape[:-1], output.shape[1]))
+    output = ops.matmul(input, weight_t)
+    return output if bias is None else output.add_(bias)
 
 
 # --- layers: convolutions, pooling, normalization, dropout, activations, embedding ---------------------------

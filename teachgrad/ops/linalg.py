@@ -1,6 +1,15 @@
-"""Matrix products. For C = A @ B:  dA = dC @ Bᵀ  and  dB = Aᵀ @ dC."""
+"""Matrix products. For C = A @ B:  dA = dC @ Bᵀ  and  dB = Aᵀ @ dC.
+
+`matmul` is not one node in torch: it is the chain of views, copies and mm/mv/bmm that aten's matmul
+decomposes into, and so it is here (guarded by tests/test_composite_nodes.py).
+"""
+import math
+
+import torch
+
 from ..core.function import Function
-from .shape import SqueezeDim, Unsqueeze, UnsafeView, reshape
+from .einsum import Bmm
+from .shape import Clone, Expand, SqueezeDim, T, Transpose, Unsqueeze, UnsafeView, reshape
 
 
 def _column_major(matrix):
@@ -113,51 +122,126 @@ class Addmm(Function, node="AddmmBackward0", saves=("mat1", "mat2")):
         return tbias + ta.mm(b) + a.mm(tb)
 
 
-class MatmulSqueeze(SqueezeDim, node="SqueezeBackward4"):
-    """The squeeze at the end of vector @ matrix; torch squeezes in place there and names it so."""
-
-
-# pack_order: torch packs other before self (its saved inputs by name, then outputs)
-class Matmul(Function, node="MatmulBackward0", saves=("self", "other"), pack_order=(1, 0)):
-    """Batched matrix products with broadcasting, for shapes the cases in `matmul` do not cover."""
+class MatmulSqueeze(Function, node="SqueezeBackward4"):
+    """The squeeze at the end of vector @ matrix. torch squeezes the fresh product in place (`squeeze_`), so the
+    result is no view, its node is squeeze_'s (SqueezeBackward4) and its version counter has counted one write."""
 
     @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return a.matmul(b)
+    def forward(ctx, a, dim):
+        ctx.shape = a.shape
+        output = a.squeeze(dim)
+        torch.autograd.graph.increment_version(output)
+        return output
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        a2 = a.unsqueeze(0) if a.dim() == 1 else a
-        b2 = b.unsqueeze(-1) if b.dim() == 1 else b
-        g = grad
-        if a.dim() == 1:
-            g = g.unsqueeze(-2)
-        if b.dim() == 1:
-            g = g.unsqueeze(-1)
-        grad_a = g.matmul(b2.transpose(-1, -2)).sum_to_size(a2.shape).reshape(a.shape) if ctx.needs_input_grad[0] else None
-        grad_b = a2.transpose(-1, -2).matmul(g).sum_to_size(b2.shape).reshape(b.shape) if ctx.needs_input_grad[1] else None
-        return grad_a, grad_b
+        return grad.reshape(ctx.shape), None
 
     @staticmethod
-    def jvp(ctx, ta, tb):
-        a, b = ctx._primals
-        return ta.matmul(b) + a.matmul(tb)
+    def jvp(ctx, ta, _dim):
+        return ta.reshape(ctx._result.shape)
+
+
+def _broadcast_batch(batch1, batch2):
+    """The batch shape both factors are expanded to; torch's message (infer_size's) for the first dimension,
+    from the right, where they do not broadcast."""
+    ndim = max(len(batch1), len(batch2))
+    shape = [0] * ndim
+    for dim in reversed(range(ndim)):
+        offset = ndim - 1 - dim
+        size1 = batch1[len(batch1) - 1 - offset] if offset < len(batch1) else 1
+        size2 = batch2[len(batch2) - 1 - offset] if offset < len(batch2) else 1
+        if size1 != size2 and size1 != 1 and size2 != 1:
+            raise RuntimeError(f"The size of tensor a ({size1}) must match the size of tensor b ({size2}) "
+                               f"at non-singleton dimension {dim}")
+        shape[dim] = size2 if size1 == 1 else size1
+    return tuple(shape)
+
+
+def _should_fold(a, b):
+    """Whether torch folds the batch of the larger factor into the rows of one mm (or mv) instead of a bmm.
+
+    The larger factor (b is seen transposed when it is the larger) must be >= 3-D and the other 1-D or 2-D.
+    torch then folds when the smaller factor requires grad (a bmm would leave a batch-sized gradient to sum),
+    never when a is the 2-D one (the result would need a transposed copy), and otherwise only when the
+    batch dims can be merged into the rows without a copy.
+    """
+    a_larger = a.dim() >= b.dim()
+    larger = a.data if a_larger else b.data.mT
+    smaller = b if a_larger else a
+    if not (larger.dim() >= 3 and smaller.dim() <= 2):
+        return False
+    if smaller.requires_grad:
+        return True
+    if a.dim() == 2:
+        return False
+    if larger.numel() == 0:
+        return True
+    shape, stride = larger.shape, larger.stride()
+    return all(stride[i] == stride[i + 1] * shape[i + 1] for i in range(larger.dim() - 2))
+
+
+def _folded(a, b):
+    """(batch..., n, m) @ (m, p) as one (batch·n, m) @ (m, p) mm (or mv for a vector), viewed back.
+
+    When b is the larger factor the product is done transposed, bᵀ @ aᵀ, and transposed back into a copy."""
+    transpose = b.dim() > a.dim()
+    larger = Transpose.apply(b, -2, -1) if transpose else a
+    other = (T.apply(a) if a.dim() == 2 else a) if transpose else b
+    output_shape = tuple(larger.shape[:-1])
+    rows = reshape(larger, (math.prod(output_shape), larger.shape[-1]))
+    if other.dim() == 1:
+        return UnsafeView.apply(Mv.apply(rows, other), output_shape)
+    output = UnsafeView.apply(Mm.apply(rows, other), (*output_shape, other.shape[1]))
+    if not transpose:
+        return output
+    output = Transpose.apply(output, -2, -1)
+    return output if output.data.is_contiguous() else Clone.apply(output, torch.contiguous_format)
+
+
+def _batched(a, b):
+    """Both factors expanded to the broadcast batch, reshaped to 3-D, one bmm, viewed to the result's shape."""
+    da, db = a.dim(), b.dim()
+    n = a.shape[-2] if da > 1 else 1
+    m1 = a.shape[-1]
+    m2 = b.shape[-2] if db > 1 else b.shape[0]
+    p = b.shape[-1] if db > 1 else 1
+    batch = _broadcast_batch(tuple(a.shape[:max(da - 2, 0)]), tuple(b.shape[:max(db - 2, 0)]))
+    count = math.prod(batch)
+    a3 = reshape(Expand.apply(a, (*batch, n, m1)), (count, n, m1))
+    if db == 1:
+        b3 = Unsqueeze.apply(reshape(Expand.apply(b, (*batch, m2)), (count, m2)), 2)
+    else:
+        b3 = reshape(Expand.apply(b, (*batch, m2, p)), (count, m2, p))
+    output_shape = (*batch, *((n,) if da > 1 else ()), *((p,) if db > 1 else ()))
+    output = Bmm.apply(a3, b3)
+    if db == 1:
+        output = SqueezeDim.apply(output, -1)
+    return UnsafeView.apply(output, output_shape)
 
 
 def matmul(a, b):
-    """a @ b, recorded as torch records it: Dot, Mv, Mm, or a vector/batch folded into Mm."""
+    """a @ b, recorded as torch's matmul decomposes it (aten's _matmul_impl), so the nodes and every rounding are
+    torch's: Dot, Mv or Mm for 1-D and 2-D factors; a batch against a matrix or vector folded into one Mm or Mv
+    (`_should_fold`); anything else as one Bmm over the broadcast batch. There is no MatmulBackward0 node."""
     da, db = a.dim(), b.dim()
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
     if da == 1 and db == 1:
         return Dot.apply(a, b)
     if da == 2 and db == 1:
         return Mv.apply(a, b)
-    if da == 2 and db == 2:
-        return Mm.apply(a, b)
     if da == 1 and db == 2:
         return MatmulSqueeze.apply(Mm.apply(Unsqueeze.apply(a, 0), b), 0)
-    if da > 2 and db == 2:
-        rows = reshape(a, (-1, a.shape[-1]))
-        return UnsafeView.apply(Mm.apply(rows, b), (*a.shape[:-1], b.shape[-1]))
-    return Matmul.apply(a, b)
+    if da == 2 and db == 2:
+        return Mm.apply(a, b)
+    if _should_fold(a, b):
+        return _folded(a, b)
+    if da == 3 and db == 3 and a.shape[0] != b.shape[0]:
+        # a batch of one against a batch of many: the one that requires grad is squeezed to a matrix, so that
+        # its gradient comes from one folded mm rather than a sum over an expanded batch
+        if a.shape[0] == 1 and a.requires_grad:
+            return matmul(SqueezeDim.apply(a, 0), b)
+        if b.shape[0] == 1 and b.requires_grad:
+            return matmul(a, SqueezeDim.apply(b, 0))
+    return _batched(a, b)
