@@ -235,6 +235,24 @@ def test_modules_bad_input_raise_torchs_errors(program):
     same(program)
 
 
+def _zeros(*shape):
+    return torch.zeros(*shape, dtype=DTYPE)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib, x, h: lib.gru_cell(x, h, _zeros(11, 3), _zeros(12, 4)),
+    lambda lib, x, h: lib.gru_cell(x, h, _zeros(12, 3), _zeros(11, 4)),
+    lambda lib, x, h: lib.lstm_cell(x, (h, h), _zeros(15, 3), _zeros(16, 4)),
+    lambda lib, x, h: lib.lstm_cell(x, (h, h), _zeros(16, 3), _zeros(15, 4)),
+    lambda lib, x, h: lib.rnn_tanh_cell(x, h, _zeros(5, 3), _zeros(4, 4)),
+    lambda lib, x, h: lib.rnn_relu_cell(x, h, _zeros(4, 3), _zeros(5, 4)),
+    lambda lib, x, h: lib.gru_cell(x[0], h[0], _zeros(12, 3), _zeros(12, 4)),          # 1-D: the cells take 2-D
+    lambda lib, x, h: lib.lstm_cell(x, (h, h), _zeros(16, 3).float(), _zeros(16, 4)),  # dtypes differ
+])
+def test_cell_functions_check_weights_as_torch(program):
+    same(lambda lib: program(lib, _tensor(lib, _data(2, 3), requires_grad=True), _tensor(lib, _data(2, 4))))
+
+
 def test_packed_sequences_are_refused_clearly():
     """A packed sequence reaches torch.lstm's other signature (data, batch_sizes, hx, ...): teachgrad refuses it
     rather than compute something else. (Packing a Variable that requires grad is already refused by interop.)"""

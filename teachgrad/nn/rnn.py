@@ -225,7 +225,7 @@ def lstm_cell(input: TensorLike, hx: Sequence[TensorLike], w_ih: TensorLike, w_h
     """torch.lstm_cell: one LSTM step for a (batch, input_size) input; hx = (h, c). Returns (h', c')."""
     if len(hx) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")
-    input, w = _cell_arguments(input, hx, w_ih, w_hh, b_ih, b_hh)
+    input, w = _cell_arguments(input, hx, w_ih, w_hh, b_ih, b_hh, gates=4)
     h, c = (_variable(s) for s in hx)
     return _lstm_step(_linear_2d(input, w.w_ih, w.b_ih), (h, c), w)
 
@@ -233,26 +233,27 @@ def lstm_cell(input: TensorLike, hx: Sequence[TensorLike], w_ih: TensorLike, w_h
 def gru_cell(input: TensorLike, hx: TensorLike, w_ih: TensorLike, w_hh: TensorLike, b_ih: TensorLike | None = None,
              b_hh: TensorLike | None = None) -> Variable:
     """torch.gru_cell: one GRU step for a (batch, input_size) input and a (batch, hidden) state."""
-    input, w = _cell_arguments(input, [hx], w_ih, w_hh, b_ih, b_hh)
+    input, w = _cell_arguments(input, [hx], w_ih, w_hh, b_ih, b_hh, gates=3)
     return _gru_step(_linear_2d(input, w.w_ih, w.b_ih), _variable(hx), w)
 
 
 def rnn_tanh_cell(input: TensorLike, hx: TensorLike, w_ih: TensorLike, w_hh: TensorLike,
                   b_ih: TensorLike | None = None, b_hh: TensorLike | None = None) -> Variable:
     """torch.rnn_tanh_cell: tanh((h W_hhᵀ + b_hh) + (x W_ihᵀ + b_ih))."""
-    input, w = _cell_arguments(input, [hx], w_ih, w_hh, b_ih, b_hh)
+    input, w = _cell_arguments(input, [hx], w_ih, w_hh, b_ih, b_hh, gates=1)
     return _tanh_step(_linear_2d(input, w.w_ih, w.b_ih), _variable(hx), w)
 
 
 def rnn_relu_cell(input: TensorLike, hx: TensorLike, w_ih: TensorLike, w_hh: TensorLike,
                   b_ih: TensorLike | None = None, b_hh: TensorLike | None = None) -> Variable:
     """torch.rnn_relu_cell: relu((h W_hhᵀ + b_hh) + (x W_ihᵀ + b_ih))."""
-    input, w = _cell_arguments(input, [hx], w_ih, w_hh, b_ih, b_hh)
+    input, w = _cell_arguments(input, [hx], w_ih, w_hh, b_ih, b_hh, gates=1)
     return _relu_step(_linear_2d(input, w.w_ih, w.b_ih), _variable(hx), w)
 
 
-def _cell_arguments(input, states, w_ih, w_hh, b_ih, b_hh):
-    """torch's checks of a cell's input and states against its weights; the weights as CellWeights."""
+def _cell_arguments(input, states, w_ih, w_hh, b_ih, b_hh, gates):
+    """torch's checks of a cell's input and states against its weights (each weight holds `gates` blocks of
+    hidden_size rows), in torch's order; the weights as CellWeights."""
     if input.size(1) != w_ih.size(1):
         raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {w_ih.size(1)}")
     for k, state in enumerate(states):
@@ -260,6 +261,10 @@ def _cell_arguments(input, states, w_ih, w_hh, b_ih, b_hh):
             raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{k} batch size {state.size(0)}")
         if state.size(1) != w_hh.size(1):
             raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {state.size(1)}, expected {w_hh.size(1)}")
+    for name, weight in (("weight_ih", w_ih), ("weight_hh", w_hh)):
+        if weight.size(0) != gates * w_hh.size(1):
+            raise RuntimeError(f"{name} first dim must be {gates} * hidden_size = {gates * w_hh.size(1)}, but got "
+                               f"{weight.size(0)}")
     weights = CellWeights(*(None if p is None else _variable(p) for p in (w_ih, w_hh, b_ih, b_hh)))
     return _variable(input), weights
 
