@@ -132,6 +132,17 @@ def test_dropout_is_off_in_eval_mode(cls):
     _check_twins(lambda: cls(3, 4, num_layers=2, dropout=0.5), _data(4, 3, 3), train=False)
 
 
+def test_dropout_off_the_cpu_is_refused_clearly():
+    """Off the CPU torch draws the masks between layers in its device kernels (cuDNN's on a GPU): teachgrad, which
+    draws them as torch's CPU path does, refuses rather than drop other elements. (A meta tensor stands for a device
+    here; in eval mode, or with one layer, nothing is drawn and the layers run.)"""
+    lstm = torch.nn.LSTM(3, 4, num_layers=2, dropout=0.5, device="meta")
+    x = tg.zeros(5, 2, 3, device="meta", requires_grad=True)
+    with pytest.raises(NotImplementedError, match="dropout masks between layers as torch does on the CPU; on a meta"):
+        lstm(x)
+    assert lstm.eval()(x)[0].shape == (5, 2, 4)
+
+
 def test_the_modules_are_torchs_with_torchs_parameters():
     """tg.nn.LSTM is torch's class: the parameters' names, shapes and seeded values are torch's."""
     assert tg.nn.LSTM is torch.nn.LSTM and tg.nn.GRU is torch.nn.GRU and tg.nn.LSTMCell is torch.nn.LSTMCell

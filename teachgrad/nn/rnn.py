@@ -27,7 +27,9 @@ What torch computes on the CPU, and so what is recorded here, with torch's node 
 - h_n (and c_n) stack every layer's and direction's last state; batch_first transposes the input to
   time-major and the output back (the LSTM with `transpose`, the GRU and RNN with `transpose_`).
 
-Not done: a packed sequence (nn.utils.rnn.pack_padded_sequence) is refused with a NotImplementedError.
+Not done, refused with a NotImplementedError: a packed sequence (nn.utils.rnn.pack_padded_sequence), and dropout
+between layers while training off the CPU (torch's fused kernels draw other masks there). Off the CPU the
+values are torch's to rounding, but torch records its fused kernel's node (CudnnRnnBackward0, ...).
 
 Guarded by tests/test_rnn.py (twins of torch's modules and functions: values, gradients, node names, errors).
 """
@@ -49,6 +51,10 @@ if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
 
 PACKED = ("teachgrad's {} does not take a packed sequence (nn.utils.rnn.pack_padded_sequence): pass the padded "
           "batch itself (and read each sequence's outputs up to its length)")
+
+DROPOUT_OFF_CPU = ("teachgrad's recurrent layers draw the dropout masks between layers as torch does on the CPU; on a "
+                   "{} device torch draws them in its device kernels (cuDNN's dropout on a GPU), which teachgrad does "
+                   "not reproduce: train with dropout=0, or on the CPU")
 
 
 class CellWeights(NamedTuple):
@@ -141,6 +147,8 @@ def _stacked_layers(step, input, states, weights, num_layers, dropout, train, bi
         raise RuntimeError("Expected more hidden states in stacked_rnn")
     if len(weights) != num_layers * directions:
         raise RuntimeError("Expected more weights in stacked_rnn")
+    if dropout != 0 and train and num_layers > 1 and input.device.type != "cpu":
+        raise NotImplementedError(DROPOUT_OFF_CPU.format(input.device.type))
     x = input.transpose(0, 1) if batch_first else input   # time-major inside
     last = []
     for layer in range(num_layers):
