@@ -49,6 +49,7 @@ from .nn.functional import conv1d, conv2d, dropout_function as dropout, max_pool
 from .nn.functional import conv_transpose1d, conv_transpose2d
 from .nn.functional import (batch_norm_function as batch_norm, embedding_function as embedding,
                             layer_norm_function as layer_norm)
+from .nn.rnn import gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell  # torch.lstm, ...
 from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                               set_grad_enabled)
 from . import func   # torch.func's transforms, on teachgrad's engine

@@ -17,7 +17,7 @@ from teachgrad.core.function import Function
 MODULES = ["api.tensor_methods", "api.torch_functions", "api.torch_signatures", "api.factories", "api.sampling",
            "rules.grad_mode", "features.anomaly_mode", "autograd.graph", "autograd.functional", "utils.checkpoint",
            "features.once_differentiable", "nn.functional", "optim", "func", "check", "features.forward_ad",
-           "autograd.gradcheck", "features.custom_function"]
+           "autograd.gradcheck", "features.custom_function", "nn.rnn"]
 FORMULAS = {"forward", "backward", "jvp", "setup_context"}   # an op's formulas read as math: left bare (issue #25)
 NOT_HINTED = {}   # "module.Qualified.name": why a hint would be wrong or impossible there (none so far)
 PACKAGE = str(Path(teachgrad.__file__).parent)
