@@ -1,5 +1,6 @@
 """The exercise checks: right answers in any reasonable form pass, wrong ones get a hint, nothing raises."""
 import math
+import re
 
 import pytest
 import torch
@@ -352,6 +353,8 @@ def test_04_topo_grad_refuses_wrong_orders_and_engines_with_a_hint():
     assert _not_yet(twice) and "twice" in twice.message
     breadth_first = ex.check_topo_grad(lambda root: _graph_of(root.grad_fn)[0], right)   # not topological
     assert _not_yet(breadth_first) and "before the" in breadth_first.message
+    for verdict in (breadth_first, missing):       # "an ExpBackward0", "an AccumulateGrad", never "a ExpBackward0"
+        assert not re.search(r"\ba [AEIOU]", verdict.message), verdict.message
     runs_twice = ex.check_topo_grad(_topological_order, _recursive)
     assert _not_yet(runs_twice) and "times" in runs_twice.message
     assert _not_yet(ex.check_topo_grad(_raise, _raise))

@@ -120,6 +120,11 @@ def _graph_of(root_node) -> tuple[list, list]:
     return list(nodes), edges
 
 
+def _a(name: str) -> str:
+    """A node's class name with its article, as it is read: an ExpBackward0, a MulBackward0."""
+    return ("an " if name[:1] in "AEIOU" else "a ") + name
+
+
 def _order_problem(order: Any, root) -> str | None:
     """What keeps `order` from being a run order of root's graph (each node once, before the nodes it
     sends gradients to), or None when it is one."""
@@ -138,7 +143,7 @@ def _order_problem(order: Any, root) -> str | None:
         position[node] = i
     missing = [node for node in nodes if node not in position]
     if missing:
-        return f"it misses {len(missing)} of the graph's {len(nodes)} nodes (one is a {type(missing[0]).__name__})"
+        return f"it misses {len(missing)} of the graph's {len(nodes)} nodes (one is {_a(type(missing[0]).__name__)})"
     if len(order) != len(nodes):
         return f"it lists {len(order) - len(nodes)} nodes that are not in the graph behind root"
     late = [(a, b) for a, b in edges if position[a] > position[b]]
@@ -146,7 +151,7 @@ def _order_problem(order: Any, root) -> str | None:
         return "every node comes after the nodes it sends gradients to: that is the order reversed"
     if late:
         a, b = late[0]
-        return (f"a {type(b).__name__} comes before the {type(a).__name__} that sends it a gradient "
+        return (f"{_a(type(b).__name__)} comes before the {type(a).__name__} that sends it a gradient "
                 f"({len(late)} of the {len(edges)} edges point backwards in your order)")
     return None
 
