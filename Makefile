@@ -121,7 +121,9 @@ lab-reset:
 	$(PY) scripts/lab_setup.py $(WORK) $(LAB_CONFIG)
 
 # The series as an nbgrader course in build/course/ (solutions left out, each check an autograded test worth
-# 1 point) and its student edition, what `nbgrader generate_assignment` releases, in build/student/.
+# 1 point) and its student edition, what `nbgrader generate_assignment` releases, in build/student/; and the
+# Jupyter kernel `teachgrad` (this .venv's Python), installed for the user, which their notebooks select
+# (docs/grading.md: run nbgrader with its virtualenv's bin on PATH).
 # After adding or changing an exercise, mark it in notebooks/ (metadata only, idempotent):
 #   $(PY) scripts/make_student.py --mark
 student: $(STAMP)

@@ -20,6 +20,9 @@ From them this script writes:
       verdict
 
   It is tagged `raises-exception`, so Run All in JupyterLab goes on past an exercise not yet solved.
+- the kernel `teachgrad`, this interpreter, installed for the user (`install_kernel`): the course's
+  notebooks select it by name, so that nbgrader, run from a virtualenv of its own whose `python3` kernel
+  lacks teachgrad, still runs them on Python with teachgrad and torch (docs/grading.md).
 - build/student/: what `nbgrader generate_assignment` releases from that course (outputs cleared,
   solution regions replaced as nbgrader replaces them, test cells locked); a test runs real nbgrader
   and compares.
@@ -45,11 +48,16 @@ POINTS = 1                     # each exercise's check
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 HEADING = "## Solution"
 
+# The kernel the course's notebooks (and the student edition) select. Not "python3": nbgrader runs from a
+# virtualenv of its own, whose own "python3" kernel (without teachgrad) Jupyter prefers to one installed with
+# `--user`. `make student` installs this one (`install_kernel`): this interpreter, with teachgrad and torch.
+KERNEL = {"name": "teachgrad", "display_name": "Python 3 (teachgrad)", "language": "python"}
+
 COURSE_CONFIG = f'''# nbgrader's configuration for the teachgrad course (written by scripts/make_student.py)
 c = get_config()
 c.CourseDirectory.course_id = "{ASSIGNMENT}"
-# The notebooks run on the kernel named "python3": it must import teachgrad and torch (e.g. the kernel
-# of the repository's .venv; `python -m ipykernel install --user` from it).
+# The notebooks run on the kernel named "{KERNEL['name']}" (their metadata selects it): the interpreter that ran
+# scripts/make_student.py, with teachgrad and torch, installed for this user by `make student`.
 '''
 
 
@@ -171,7 +179,16 @@ def course_notebook(nb, prefix: str):
                                      "locked": True, "points": POINTS, "schema_version": 3, "solution": False,
                                      "task": False}
     nb.cells = [c for c in nb.cells if "solution" not in tags(c)]
+    nb.metadata["kernelspec"] = dict(KERNEL)
     return nb
+
+
+def install_kernel() -> str:
+    """Install the kernel named KERNEL["name"] for this user (in Jupyter's user data folder, as
+    `python -m ipykernel install --user` does): this interpreter, which imports teachgrad and torch.
+    Returns the folder of its kernel.json."""
+    from ipykernel.kernelspec import install
+    return install(user=True, kernel_name=KERNEL["name"], display_name=KERNEL["display_name"])
 
 
 def clear_regions(source: str) -> str:
@@ -245,6 +262,7 @@ def main(source=ROOT / "notebooks", out=ROOT / "build" / "student", course=ROOT 
     for path in write_course(source, Path(course)):
         nbformat.write(release(nbformat.read(path, as_version=4)), out / path.name)
         print(f"{out / path.name}")
+    print(f"kernel {KERNEL['name']!r} ({sys.executable}) installed in {install_kernel()}")
     print(f"nbgrader course: {course} (cd there; nbgrader generate_assignment {ASSIGNMENT})")
 
 

@@ -338,9 +338,12 @@ def _add_saved_node(g, op_id, title, kind, lines):
 
 # --- from _Graph to Drawing ---
 
-def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None, legend_rows=()):
-    """Draw g; a step frame passes per-node overrides, the gradients on edges and its legend rows."""
+def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None, legend_rows=(), legend_kinds=None):
+    """Draw g; a step frame passes per-node overrides, the gradients on edges, its legend rows and the kinds of
+    box its legend lists (those of every frame); otherwise the legend lists the kinds this drawing shows."""
     o, nodes = g.options, nodes or {}
+    if legend_kinds is None:
+        legend_kinds = _kinds_shown(g, nodes)
     d = Drawing(graph_attr={"ordering": "out", "fontname": "Helvetica", "fontsize": "10"},
                 node_attr=NODE_ATTR, edge_attr={"fontname": "Helvetica", "fontsize": "9"})
     if title:
@@ -367,9 +370,17 @@ def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None, lege
             attrs["headlabel"] = str(input_nr)
         d.body.append(_statement(f"{tail} -> {head}", {**attrs, **EDGE_LOOKS[kind]}))
     if o["legend"]:
-        d.body.append(_statement("legend", {"label": _legend_html(legend_rows), "shape": "plaintext", "style": ""}))
+        d.body.append(_statement("legend", {"label": _legend_html(legend_kinds, legend_rows), "shape": "plaintext",
+                                             "style": ""}))
     d.node_count = len(g.nodes)
     return d
+
+
+def _kinds_shown(g, nodes=None):
+    """The kinds of box a drawing of g shows (a frame's overrides in `nodes`): what its legend lists.
+    Backward nodes drawn as points (ops=False) are not boxes to explain."""
+    kinds = {(nodes or {}).get(node_id, (kind,))[0] for node_id, (kind, _) in g.nodes.items()}
+    return kinds - ({"op"} if not g.options["ops"] else set())
 
 
 def _statement(target, attrs):
@@ -407,10 +418,13 @@ def _quote(value):
     return '"' + value + '"'
 
 
-def _legend_html(extra_rows=()):
-    """One node holding a table: a swatch for each kind of node, then any extra (colour, text) rows."""
+def _legend_html(kinds, extra_rows=()):
+    """One node holding a table: a swatch for each kind of node in `kinds` (in LEGEND's order; a legend lists
+    only what its drawing shows), then any extra (colour, text) rows."""
     rows = []
     for kind, text in LEGEND.items():
+        if kind not in kinds:
+            continue
         look = LOOKS[kind]
         rows.append(f'<tr><td bgcolor="{look.get("fillcolor", "white")}">'
                     f'<font color="{look.get("fontcolor", "black")}">{text}</font></td></tr>')
@@ -541,7 +555,16 @@ class Steps(collections.abc.Sequence):
         grad_fn_grads = {i: self._fmt(arrived[id(x.grad_fn)][getattr(x, "output_nr", 0)])
                          for i, x in g.grad_fn_edges if id(x.grad_fn) in arrived}
         title = f"step {k + 1} of {len(self)}: {self._node(self.records[k].node)} runs"
-        return _render(g, title, nodes, edge_grads, grad_fn_grads, STEP_LEGEND)
+        return _render(g, title, nodes, edge_grads, grad_fn_grads, STEP_LEGEND, self._legend_kinds())
+
+    def _legend_kinds(self):
+        """The kinds of box any frame shows, so that the legend is the same on every frame: the graph's own,
+        and the freed saved tensors that backward leaves behind (unless retain_graph)."""
+        g = self.graph
+        kinds = _kinds_shown(g)
+        if not self.retain_graph and any(g.saved_of.get(op_id) for op_id in g.ops):
+            kinds |= {"freed"}
+        return kinds
 
     def _lines(self, op_id):
         """A backward node's label in a frame: its id, then its name (`n3 MulBackward0`)."""

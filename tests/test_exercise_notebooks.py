@@ -322,3 +322,57 @@ def test_course_form_of_two_exercises():
     assert [(g["grade_id"], g["points"], g["locked"]) for g in graded] == [("21-check", 1, True), ("21-check-2", 1, True)]
     assert make_student.right_answer(nb, exercises[0], nb.cells[8].source) == \
         "def f(x):\n    return None\n\ndef f_solution(x):\n    return 2 * x\n\nf = f_solution"
+
+
+# --- issue 35: what a learner and an instructor found ---
+
+def test_17_student_edition_hands_over_no_linear_rule():
+    # its first cell imported linear_backward from teachgrad.exercises: the exercise's rule, ready to call
+    student = make_student.student_edition(NOTEBOOKS / "17_backprop_by_hand.ipynb")
+    code = "\n".join(c.source for c in student.cells if c.cell_type == "code")
+    imported = [line for line in code.split("\n") if "teachgrad.exercises" in line]
+    assert imported and not any("linear_backward" in line for line in imported), imported
+    assert not re.search(r"\.T\s*@", code), "a transposed product (the rule for dW or dA) in the student edition"
+
+
+def test_every_solution_heading_says_the_same():
+    headings = {name: next(c.source for c in _load(name).cells if "solution" in _tags(c)
+                           and c.source.startswith("## Solution")) for name in WITH_EXERCISES}
+    assert len(set(headings.values())) == 1, headings
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_the_short_errors_load_first_and_every_notebook_but_the_last_says_what_is_next(name):
+    cells = _load(name).cells
+    first = next(c for c in cells if c.cell_type == "code").source.split("\n")
+    code = [line for line in first if line.strip() and not line.lstrip().startswith("#")]
+    assert code[0] == "%load_ext teachgrad.short_errors", f"{name}: the first code line is {code[0]!r}"
+    if name != PRESENT[-1]:
+        prose = [c.source for c in cells if c.cell_type == "markdown" and "solution" not in _tags(c)]
+        assert any("Next:" in text for text in prose), f"{name}: no Next: line"
+
+
+def _printed(cell):
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+@pytest.mark.notebooks
+def test_17_every_cell_prints_the_same_when_run_again_after_run_all():
+    # section 6 rebound y, W1, b1, W2, b2: section 3's worked step, run again, printed "dlogits (8,3) differs".
+    # Run All, then each code cell again from the last to the second, so that each runs after every later one
+    from nbclient import NotebookClient
+
+    nb = _load("17_backprop_by_hand")
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}})
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    with client.setup_kernel():
+        for index in code:
+            client.execute_cell(nb.cells[index], index)
+        first = {i: _printed(nb.cells[i]) for i in code}
+        for index in reversed(code[1:]):
+            nb.cells[index].outputs = []
+            client.execute_cell(nb.cells[index], index)
+            assert _printed(nb.cells[index]) == first[index], (index, nb.cells[index].source[:200])

@@ -1,5 +1,6 @@
 """The exercise checks: right answers in any reasonable form pass, wrong ones get a hint, nothing raises."""
 import math
+import re
 
 import pytest
 import torch
@@ -215,7 +216,8 @@ def test_12_momentum():
             p -= lr * v
     assert ex.check_momentum(right, steps=30, target=1.0)
     assert _not_yet(ex.check_momentum(rebinding, steps=30, target=1.0))
-    assert _not_yet(ex.check_momentum(lambda *a: None, steps=5, target=1.0))
+    still = ex.check_momentum(lambda *a: None, steps=5, target=1.0)
+    assert _not_yet(still) and "did not move" in still.message, still.message
     assert "mul_(beta)" not in ex.check_momentum(rebinding, steps=5, hint=2).message
 
 
@@ -351,6 +353,8 @@ def test_04_topo_grad_refuses_wrong_orders_and_engines_with_a_hint():
     assert _not_yet(twice) and "twice" in twice.message
     breadth_first = ex.check_topo_grad(lambda root: _graph_of(root.grad_fn)[0], right)   # not topological
     assert _not_yet(breadth_first) and "before the" in breadth_first.message
+    for verdict in (breadth_first, missing):       # "an ExpBackward0", "an AccumulateGrad", never "a ExpBackward0"
+        assert not re.search(r"\ba [AEIOU]", verdict.message), verdict.message
     runs_twice = ex.check_topo_grad(_topological_order, _recursive)
     assert _not_yet(runs_twice) and "times" in runs_twice.message
     assert _not_yet(ex.check_topo_grad(_raise, _raise))
@@ -383,15 +387,52 @@ def test_08_view_write_in_any_form():
     assert "method:" in method and "[0" not in method and "4" not in method.replace("∂", "")
 
 
-def test_17_linear_backward_is_torchs():
-    gen = torch.Generator().manual_seed(3)
-    A = torch.randn(6, 4, generator=gen, dtype=torch.float64, requires_grad=True)
-    W = torch.randn(4, 5, generator=gen, dtype=torch.float64, requires_grad=True)
-    b = torch.randn(5, generator=gen, dtype=torch.float64, requires_grad=True)
-    d_out = torch.randn(6, 5, generator=gen, dtype=torch.float64)
-    (A @ W + b).backward(d_out)
-    for mine, torchs in zip(ex.linear_backward(d_out, A.detach(), W.detach()), (A.grad, W.grad, b.grad)):
-        assert mine.shape == torchs.shape and torch.allclose(mine, torchs)
+def test_17_the_exercises_hand_over_no_linear_backward():
+    # the student edition imports from teachgrad.exercises: nothing there may compute the exercise's rule
+    assert not hasattr(ex, "linear_backward")
+    from teachgrad.exercises import nb17_backprop_by_hand
+    assert not hasattr(nb17_backprop_by_hand, "linear_backward")
+
+
+def _backprop_by_autograd(lib):
+    """An answer the exercise forbids: every gradient by lib's autograd (backward() and retain_grad())."""
+    def answer(X, y, W1, b1, W2, b2):
+        return ex.backprop_reference(lib, X, y, W1, b1, W2, b2)
+    return answer
+
+
+def _backprop_by_grad(X, y, W1, b1, W2, b2):
+    """Another forbidden one: the two linear layers by torch.autograd.grad, the rest by hand."""
+    W1, b1, W2, b2 = (t.clone().requires_grad_() for t in (W1, b1, W2, b2))
+    pre = X @ W1 + b1
+    h = pre.tanh()
+    logits = h @ W2 + b2
+    loss = torch.nn.functional.cross_entropy(logits, y)
+    grads = torch.autograd.grad(loss, (logits, h, pre, W1, b1, W2, b2))
+    return dict(zip(("dlogits", "dh", "dpre", "dW1", "db1", "dW2", "db2"), grads))
+
+
+@pytest.mark.parametrize("answer", [_backprop_by_autograd(torch), _backprop_by_autograd(tg), _backprop_by_grad],
+                         ids=["torch backward", "teachgrad backward", "torch.autograd.grad"])
+def test_17_gradients_by_autograd_are_refused_with_a_hint(answer):
+    verdict = ex.check_backprop(answer)
+    assert _not_yet(verdict) and "autograd" in verdict.message, verdict.message
+    assert ex.check_backprop(_backprop)          # and a hand-written answer still passes after it
+
+
+@pytest.mark.parametrize("engine", [tg.grad, torch.autograd.grad], ids=["tg.grad", "torch.autograd.grad"])
+def test_04_an_engine_that_calls_an_engine_is_refused_with_a_hint(engine):
+    def library_engine(root, leaves):
+        return engine(root, leaves, retain_graph=True)
+
+    def any_engine(root, leaves):                 # the engine of whichever library built the graph
+        return (tg.grad if isinstance(root, tg.Variable) else torch.autograd.grad)(root, leaves, retain_graph=True)
+    for answer in (library_engine, any_engine):
+        verdict = ex.check_my_grad(answer)
+        assert _not_yet(verdict) and "engine" in verdict.message, verdict.message
+        verdict = ex.check_topo_grad(_topological_order, answer)
+        assert _not_yet(verdict) and "engine" in verdict.message, verdict.message
+    assert ex.check_my_grad(_engine)              # and an engine of one's own still passes after it
 
 
 def _pack_half(t):
@@ -401,6 +442,15 @@ def _pack_half(t):
 def test_15_half_hooks():
     assert ex.check_half_hooks(_pack_half, lambda packed: packed[1].to(packed[0]))
     assert _not_yet(ex.check_half_hooks(lambda t: t, lambda packed: packed))          # nothing kept smaller
+
+
+def test_15_half_hooks_bfloat16_is_told_its_dtype_not_half_the_bytes():
+    # bfloat16 is half the bytes too: the verdict names the dtype it holds, and float16 as the one asked for
+    verdict = ex.check_half_hooks(lambda t: (t.dtype, t.detach().bfloat16()), lambda packed: packed[1].to(packed[0]))
+    assert _not_yet(verdict) and "bfloat16" in verdict.message and "float16" in verdict.message
+    assert "half the bytes" not in verdict.message
+    verdict = ex.check_half_hooks(lambda t: (t.dtype, t.tolist()), lambda p: torch.tensor(p[1], dtype=p[0]))
+    assert _not_yet(verdict) and "holds no tensor" in verdict.message
     assert _not_yet(ex.check_half_hooks(_raise, _raise))
 
 

@@ -2,17 +2,20 @@
 
 nbgrader (0.9.x) runs from its own virtual environment, build/nbgrader-venv (git-ignored; made from
 PyPI on the first run and kept, so later runs start at once): its pins never meet JupyterLab's in
-.venv. The notebooks run on a kernel named `python3` that is this interpreter (.venv, with teachgrad
-and torch), found through a kernelspec in a temporary JUPYTER_PATH.
+.venv. The notebooks run on the kernel `teachgrad`, this interpreter (.venv, with teachgrad and torch),
+which scripts/make_student.py installs for the user (here a temporary JUPYTER_DATA_DIR).
 
 For a few notebooks: `scripts/make_student.py` writes the course; `nbgrader generate_assignment`
 releases it (and what it releases is `make student`'s student edition); a right submission (the
 stub completed with the instructor's solution) and a wrong one (the stub as released) are autograded
-and validated. Set TEACHGRAD_NBGRADER_ALL=1 to grade every notebook of the series (slow).
+and validated. The kernel is the one `make student` installs, named `teachgrad` (not `python3`, which
+nbgrader's own virtualenv provides without teachgrad), and the course's notebooks select it.
+Set TEACHGRAD_NBGRADER_ALL=1 to grade every notebook of the series (slow).
 """
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -56,17 +59,24 @@ def _tags(cell):
 def graded(tmp_path_factory):
     """Run nbgrader on a course of GRADED; return the folders, scores and validate's reports."""
     venv = nbgrader_venv()
+    # the trap an instructor meets: nbgrader's virtualenv has a "python3" kernel of its own, without teachgrad,
+    # which Jupyter prefers to a kernel of the same name installed with --user
+    assert (venv / "share" / "jupyter" / "kernels" / "python3" / "kernel.json").exists()
     tmp = tmp_path_factory.mktemp("nbgrader")
-    kernel = tmp / "jupyter" / "kernels" / "python3"
-    kernel.mkdir(parents=True)
-    (kernel / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (teachgrad)", "language": "python"}))
-    env = {**os.environ, "JUPYTER_PATH": str(tmp / "jupyter"), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
-           "JUPYTER_DATA_DIR": str(tmp / "data"), "OMP_NUM_THREADS": "1",
-           "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
-    course = tmp / "course"
-    make_student.write_course(NOTEBOOKS, course, GRADED)
+    # As an instructor: `make student` (scripts/make_student.py, run by .venv's python) installs the kernel for
+    # this user (Jupyter's user data folder: JUPYTER_DATA_DIR here) and writes the course; nbgrader runs with
+    # its virtualenv's bin on PATH (as docs/grading.md says), Jupyter's search path as it comes.
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_PATH", "JUPYTER_PREFER_ENV_PATH")}
+    env.update({"JUPYTER_CONFIG_DIR": str(tmp / "config"), "JUPYTER_DATA_DIR": str(tmp / "data"),
+                "OMP_NUM_THREADS": "1", "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"})
+    course, student, chosen = tmp / "course", tmp / "student", tmp / "notebooks"
+    chosen.mkdir()
+    for name in GRADED:                    # the series' notebooks/, cut down to GRADED to keep the test short
+        shutil.copy(NOTEBOOKS / f"{name}.ipynb", chosen)
+    made = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_student.py"), str(chosen), str(student),
+                           str(course)], env=env, capture_output=True, text=True)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert (tmp / "data" / "kernels" / make_student.KERNEL["name"] / "kernel.json").exists(), made.stdout
 
     def nbgrader(*args):
         result = subprocess.run([str(venv / "bin" / "nbgrader"), *args], cwd=course, env=env,
@@ -102,7 +112,7 @@ def graded(tmp_path_factory):
         scores = json.loads(report.stdout)
         validated = {key: future.result().stdout + future.result().stderr for key, future in validating.items()}
     print(json.dumps(scores, indent=1))
-    return course, scores, validated
+    return course, scores, validated, student
 
 
 SCORES = """
@@ -119,7 +129,7 @@ print(json.dumps(scores))
 
 @pytest.mark.parametrize("name", GRADED)
 def test_right_answers_get_full_marks_and_wrong_ones_fewer(graded, name):
-    _, scores, _ = graded
+    _, scores, _, _ = graded
     right, most = scores[f"right/{name}"]
     wrong, _ = scores[f"wrong/{name}"]
     exercises = len(make_student.find_exercises(nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)))
@@ -130,7 +140,7 @@ def test_right_answers_get_full_marks_and_wrong_ones_fewer(graded, name):
 
 @pytest.mark.parametrize("name", GRADED)
 def test_validate_passes_right_answers_and_fails_wrong_ones(graded, name):
-    _, _, validated = graded
+    _, _, validated, _ = graded
     assert "Success! Your notebook passes all the tests." in validated["right", name], validated["right", name]
     assert "VALIDATION FAILED ON" in validated["wrong", name], validated["wrong", name]
     assert "not yet:" in validated["wrong", name], "the failure does not show the checker's verdict and hint"
@@ -138,7 +148,7 @@ def test_validate_passes_right_answers_and_fails_wrong_ones(graded, name):
 
 @pytest.mark.parametrize("name", GRADED)
 def test_make_student_gives_what_nbgrader_releases(graded, name, tmp_path):
-    course, _, _ = graded
+    course, _, _, _ = graded
     theirs = nbformat.read(course / "release" / make_student.ASSIGNMENT / f"{name}.ipynb", as_version=4)
     ours = make_student.release(nbformat.read(course / "source" / make_student.ASSIGNMENT / f"{name}.ipynb",
                                               as_version=4))
@@ -156,3 +166,12 @@ def test_make_student_gives_what_nbgrader_releases(graded, name, tmp_path):
     places = [c for c in theirs.cells if "YOUR CODE HERE" in c.source or c.metadata.get("nbgrader", {}).get("solution")]
     assert not places, f"{name}: a second place to answer in the release"
     assert not [c for c in theirs.cells if "solution" in _tags(c)], f"{name}: solution cells released"
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_the_course_and_the_student_edition_select_the_teachgrad_kernel(graded, name):
+    course, _, _, student = graded
+    for path in (course / "source" / make_student.ASSIGNMENT / f"{name}.ipynb",
+                 course / "release" / make_student.ASSIGNMENT / f"{name}.ipynb", student / f"{name}.ipynb"):
+        kernelspec = nbformat.read(path, as_version=4).metadata.get("kernelspec", {})
+        assert kernelspec.get("name") == "teachgrad", f"{path}: kernel {kernelspec.get('name')!r}"

@@ -705,3 +705,40 @@ def test_a_drawing_also_shows_as_an_html_image_so_stored_notebooks_render_before
     assert html_img.startswith('<img src="data:image/svg+xml;base64,') and "<svg" not in html_img
     encoded = html_img.split("base64,")[1].split('"')[0]
     assert base64.b64decode(encoded).decode("utf-8") == bundle["image/svg+xml"]
+
+
+# --- the legend lists what the drawing shows (issue 35) ---
+
+def _legend_rows(source):
+    legend = source[source.index("legend [label=<"):]
+    return re.findall(r"<font color=\"[^\"]*\">([^<]*)</font>", legend)
+
+
+def test_legend_lists_only_the_kinds_of_box_the_drawing_shows():
+    env = rqs(tg)
+    # no saved tensors drawn, no intermediate named: the legend lists neither
+    rows = _legend_rows(viz.draw(env["t"], names={"p": env["p"], "q": env["q"], "s": env["s"]}, saved=False,
+                                 legend=True).source)
+    assert rows == ["output", "leaf", "backward node"], rows
+    # r named: an intermediate; saved tensors drawn (none freed yet)
+    rows = _legend_rows(viz.draw(env["t"], names=env, legend=True).source)
+    assert rows == ["output", "intermediate", "leaf", "backward node", "saved tensor"], rows
+    # after backward the saved tensors are freed: only the freed kind is drawn
+    env["t"].backward()
+    rows = _legend_rows(viz.draw(env["t"], names=env, legend=True).source)
+    assert "freed saved tensor" in rows and "saved tensor" not in rows, rows
+    # without ops the backward nodes are points: no row for them
+    rows = _legend_rows(viz.draw(env["t"], names=env, ops=False, legend=True).source)
+    assert "backward node" not in rows, rows
+
+
+def test_stepper_legend_is_the_same_on_every_frame_and_lists_the_freed_tensors_it_will_show():
+    env = rqs(tg)
+    steps = viz.backward_steps(env["t"], names=env, legend=True)
+    legends = {tuple(_legend_rows(steps[k].source)) for k in range(len(steps))}
+    assert len(legends) == 1, legends
+    rows = legends.pop()
+    assert "freed saved tensor" in rows and "saved tensor" in rows and "backward node running" in rows
+    env = rqs(tg)
+    kept = viz.backward_steps(env["t"], names=env, legend=True, retain_graph=True)
+    assert "freed saved tensor" not in _legend_rows(kept[len(kept) - 1].source)

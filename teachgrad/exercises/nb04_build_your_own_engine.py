@@ -8,7 +8,7 @@ import torch
 
 import teachgrad as tg
 from ._graphs import DEEP, _CountCalls, deep_chain, diamond_chain, random_graph
-from ._verdicts import Verdict, _correct, _not_yet, _raised, _tensor
+from ._verdicts import Verdict, _AutogradWatch, _correct, _not_yet, _raised, _tensor
 
 __all__ = ["check_my_grad", "check_topo_grad"]
 
@@ -45,6 +45,14 @@ def _ran_twice(counter: "_CountCalls", rule: str) -> str | None:
     return f"the numbers are right but {twice[0].name()} ran {counter.calls[twice[0]]} times: {rule}"
 
 
+def _called_an_engine(watch: _AutogradWatch, fn_name: str) -> str | None:
+    """Why an engine that hands the work to a library's engine is not yet one (None when it did not)."""
+    if watch.used is None:
+        return None
+    return (f"{fn_name} called {watch.used}: the exercise is to write that engine,\n"
+            "      running each node yourself")
+
+
 def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
     """my_grad(root, leaves) -> one gradient per leaf, as tg.grad gives; each node run once."""
     hints = ("a node may run only when every gradient bound for it has arrived: count, before running anything, "
@@ -59,11 +67,16 @@ def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
     cases += [(f"random graph {seed}", lambda lib, seed=seed: random_graph(lib, seed)) for seed in range(8)]
     for name, make in cases:
         root, leaves, expected = _graph_and_grads(make)
+        watch = _AutogradWatch()
         try:
-            with _CountCalls() as counter:
+            with _CountCalls() as counter, watch:
                 got = my_grad(root, leaves)
         except Exception as error:
-            return _not_yet(f"on {name}, " + _raised("my_grad", error), hints, hint, call)
+            why = _called_an_engine(watch, "my_grad") or _raised("my_grad", error)
+            return _not_yet(f"on {name}, " + why, hints, hint, call)
+        problem = _called_an_engine(watch, "my_grad")
+        if problem:
+            return _not_yet(f"on {name}, {problem}", hints, hint, call)
         problem = _leaf_grads_problem(got, expected, "my_grad", "your engine never reached its AccumulateGrad node")
         if problem:
             return _not_yet(f"on {name}, {problem}", hints, hint, call)
@@ -74,10 +87,16 @@ def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
     for seed in range(3):
         root_t, leaves_t = random_graph(torch, seed)
         expected_t = torch.autograd.grad(root_t, leaves_t, retain_graph=True)
+        watch = _AutogradWatch()
         try:
-            got_t = my_grad(root_t, leaves_t)
+            with watch:
+                got_t = my_grad(root_t, leaves_t)
         except Exception as error:
-            return _not_yet(f"on torch's graph {seed}, " + _raised("my_grad", error), hints, hint, call)
+            why = _called_an_engine(watch, "my_grad") or _raised("my_grad", error)
+            return _not_yet(f"on torch's graph {seed}, " + why, hints, hint, call)
+        problem = _called_an_engine(watch, "my_grad")
+        if problem:
+            return _not_yet(f"on torch's graph {seed}, {problem}", hints, hint, call)
         if got_t is None or len(got_t) != len(leaves_t) or not all(
                 _tensor(g) is not None and torch.allclose(_tensor(g), e, atol=1e-10) for g, e in zip(got_t, expected_t)):
             return _not_yet(f"on torch's graph {seed}, the gradients differ from torch.autograd.grad's",
@@ -101,6 +120,11 @@ def _graph_of(root_node) -> tuple[list, list]:
     return list(nodes), edges
 
 
+def _a(name: str) -> str:
+    """A node's class name with its article, as it is read: an ExpBackward0, a MulBackward0."""
+    return ("an " if name[:1] in "AEIOU" else "a ") + name
+
+
 def _order_problem(order: Any, root) -> str | None:
     """What keeps `order` from being a run order of root's graph (each node once, before the nodes it
     sends gradients to), or None when it is one."""
@@ -119,7 +143,7 @@ def _order_problem(order: Any, root) -> str | None:
         position[node] = i
     missing = [node for node in nodes if node not in position]
     if missing:
-        return f"it misses {len(missing)} of the graph's {len(nodes)} nodes (one is a {type(missing[0]).__name__})"
+        return f"it misses {len(missing)} of the graph's {len(nodes)} nodes (one is {_a(type(missing[0]).__name__)})"
     if len(order) != len(nodes):
         return f"it lists {len(order) - len(nodes)} nodes that are not in the graph behind root"
     late = [(a, b) for a, b in edges if position[a] > position[b]]
@@ -127,7 +151,7 @@ def _order_problem(order: Any, root) -> str | None:
         return "every node comes after the nodes it sends gradients to: that is the order reversed"
     if late:
         a, b = late[0]
-        return (f"a {type(b).__name__} comes before the {type(a).__name__} that sends it a gradient "
+        return (f"{_a(type(b).__name__)} comes before the {type(a).__name__} that sends it a gradient "
                 f"({len(late)} of the {len(edges)} edges point backwards in your order)")
     return None
 
@@ -162,13 +186,18 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
             problem = f"it could not be read as a list of nodes ({type(error).__name__})"
         if problem:
             return _not_yet(f"on {name}, the order is not yet a topological order: {problem}", hints, hint, call)
+        watch = _AutogradWatch()
         try:
-            with _CountCalls() as counter:
+            with _CountCalls() as counter, watch:
                 got = topo_grad(root, leaves)
         except RecursionError:
             return _not_yet(f"on {name}, topo_grad went past Python's recursion limit", hints, hint, call)
         except Exception as error:
-            return _not_yet(f"on {name}, " + _raised("topo_grad", error), hints, hint, call)
+            why = _called_an_engine(watch, "topo_grad") or _raised("topo_grad", error)
+            return _not_yet(f"on {name}, " + why, hints, hint, call)
+        problem = _called_an_engine(watch, "topo_grad")
+        if problem:
+            return _not_yet(f"on {name}, {problem}", hints, hint, call)
         problem = _leaf_grads_problem(got, expected, "topo_grad", "did its AccumulateGrad node get its sum?")
         if problem:
             return _not_yet(f"on {name}, {problem}", hints, hint, call)
@@ -178,15 +207,21 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
     for seed in range(3):             # torch's own graphs: the same two functions must work on its nodes
         root_t, leaves_t = random_graph(torch, seed)
         expected_t = torch.autograd.grad(root_t, leaves_t, retain_graph=True)
+        watch = _AutogradWatch()
         try:
             problem = _order_problem(topological_order(root_t), root_t)
-            got_t = topo_grad(root_t, leaves_t)
+            with watch:
+                got_t = topo_grad(root_t, leaves_t)
         except Exception as error:
-            return _not_yet(f"on torch's graph {seed}, your functions raised {type(error).__name__}: "
-                            f"{str(error).splitlines()[0] if str(error) else ''}", hints, hint, call)
+            why = _called_an_engine(watch, "topo_grad") or (f"your functions raised {type(error).__name__}: "
+                                                            f"{str(error).splitlines()[0] if str(error) else ''}")
+            return _not_yet(f"on torch's graph {seed}, {why}", hints, hint, call)
         if problem:
             return _not_yet(f"on torch's graph {seed}, the order is not yet a topological order: {problem}",
                             hints, hint, call)
+        problem = _called_an_engine(watch, "topo_grad")
+        if problem:
+            return _not_yet(f"on torch's graph {seed}, {problem}", hints, hint, call)
         if got_t is None or len(got_t) != len(leaves_t) or not all(
                 _tensor(g) is not None and torch.allclose(_tensor(g), e, atol=1e-10) for g, e in zip(got_t, expected_t)):
             return _not_yet(f"on torch's graph {seed}, the gradients differ from torch.autograd.grad's",

@@ -47,6 +47,7 @@ def check_momentum(momentum_step: Callable, hint: int = 1, steps: int = 200, lr:
     velocities = [tg.zeros_like(p) for p in params]
     params_t = [w.clone().requires_grad_() for w in init]
     optimizer = torch.optim.SGD(params_t, lr=lr, momentum=beta)
+    start = [p.data.clone() for p in params]
     for step in range(steps):
         loss = _moons_loss(tg, params, Xv, yv)
         loss.backward()
@@ -61,6 +62,9 @@ def check_momentum(momentum_step: Callable, hint: int = 1, steps: int = 200, lr:
         optimizer.zero_grad()
         loss_t.backward()
         optimizer.step()
+        if step == 0 and all(torch.equal(p.data, w) for p, w in zip(params, start)):
+            return _not_yet("after your step the parameters did not move: change each p in place", hints, hint,
+                            call)
         if not math.isfinite(loss.item()) or abs(loss.item() - loss_t.item()) > 1e-4:
             return _not_yet(f"at step {step} your loss is {loss.item():.4f}, torch.optim.SGD's is {loss_t.item():.4f}",
                             hints, hint, call)

@@ -58,9 +58,12 @@ def check_half_hooks(pack_half: Callable, unpack_half: Callable, hint: int = 1) 
                                 hints, hint, call)
             stored = [t for p in kept for t in (p if isinstance(p, (tuple, list)) else (p,))
                       if isinstance(t, (torch.Tensor, tg.Variable))]
-            if not stored or any(t.dtype != torch.float16 for t in stored):
-                return _not_yet("what pack returns should hold the saved tensor in float16 (half the bytes)",
-                                hints, hint, call)
+            if not stored:
+                return _not_yet(f"what pack returns holds no tensor (it gave {_kinds(kept)}): keep a float16 copy "
+                                "of the saved tensor", hints, hint, call)
+            if any(t.dtype != torch.float16 for t in stored):
+                return _not_yet(f"what pack returns should hold the saved tensor in float16; yours holds "
+                                f"{_dtypes(stored)}", hints, hint, call)
             if any(not isinstance(t, (torch.Tensor, tg.Variable)) or t.dtype != dtype for t in returned):
                 return _not_yet(f"unpack_half should give back a tensor of the saved tensor's own dtype: with "
                                 f"{dtype} tensors it gave {_dtypes(returned)}", hints, hint, call)
@@ -73,6 +76,11 @@ def check_half_hooks(pack_half: Callable, unpack_half: Callable, hint: int = 1) 
             return _not_yet("teachgrad and torch give different gradients under your hooks", hints, hint, call)
     return _correct("saved tensors kept in float16 and given back as float32 or float64, as saved; gradients "
                     "within 1e-2 of exact (teachgrad and torch)")
+
+
+def _kinds(values: list) -> str:
+    """The types of what pack returned, for a message."""
+    return ", ".join(sorted({type(v).__name__ for v in values})) or "nothing"
 
 
 def _dtypes(values: list) -> str:

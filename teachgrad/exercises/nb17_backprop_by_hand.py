@@ -6,10 +6,9 @@ from typing import Callable
 import torch
 
 import teachgrad as tg
-from ._verdicts import Verdict, _correct, _not_yet, _raised, _tensor
+from ._verdicts import Verdict, _AutogradWatch, _correct, _not_yet, _raised, _tensor
 
-__all__ = ["BACKPROP_NAMES", "backprop_problem", "backprop_reference", "compare_table", "ROUND_OFF", "check_backprop",
-           "linear_backward"]
+__all__ = ["BACKPROP_NAMES", "backprop_problem", "backprop_reference", "compare_table", "ROUND_OFF", "check_backprop"]
 
 
 BACKPROP_NAMES = ("dlogits", "dW2", "db2", "dh", "dpre", "dW1", "db1")
@@ -90,10 +89,16 @@ def check_backprop(backprop_by_hand: Callable, hint: int = 1) -> Verdict:
         ours = backprop_reference(tg, *problem)
         for name in expected:
             assert torch.allclose(ours[name], expected[name]), f"{name}: teachgrad and torch differ"
+        watch = _AutogradWatch()
         try:
-            mine = backprop_by_hand(*problem)
+            with watch:
+                mine = backprop_by_hand(*problem)
         except Exception as error:
-            return _not_yet(_raised("backprop_by_hand", error), hints, hint, call)
+            if watch.used is None:
+                return _not_yet(_raised("backprop_by_hand", error), hints, hint, call)
+        if watch.used is not None:
+            return _not_yet(f"backprop_by_hand used {watch.used}: here every gradient is yours,\n"
+                            "      with plain tensor operations and no autograd", hints, hint, call)
         if not isinstance(mine, dict):
             return _not_yet("return a dict with the keys " + ", ".join(BACKPROP_NAMES), hints, hint, call)
         table = compare_table(mine, expected)
@@ -104,9 +109,3 @@ def check_backprop(backprop_by_hand: Callable, hint: int = 1) -> Verdict:
                             f"(problem {seed}):\n{table}", hints, hint, call)
     return _correct("every gradient equals torch's (and teachgrad's) on two random problems:\n" + tables[0])
 
-
-def linear_backward(d_out: torch.Tensor, inputs: torch.Tensor, weight: torch.Tensor):
-    """The backward of `out = inputs @ weight + bias` (bias broadcast over the rows), by section 2's rule of
-    notebook 17: returns (d_inputs, d_weight, d_bias). Kept here so that the notebook's later sections can use
-    it without printing the answer of its exercise."""
-    return d_out @ weight.T, inputs.T @ d_out, d_out.sum(dim=0)
