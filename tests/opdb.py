@@ -374,3 +374,85 @@ def run(ops, limit=None, reference=False, progress=None):
 def clean(detail):
     """A message without memory addresses, so the table is the same from run to run."""
     return re.sub(r" at 0x[0-9a-f]+", "", detail)
+
+
+# ---- torch's nn modules (module_db), constructed by torch and called with Variables ----------------------------
+
+def load_module_db():
+    from torch.testing._internal.common_modules import module_db   # needs expecttest
+    return module_db
+
+
+def check_module_input(module_info, module_input):
+    """One ModuleInput: the module built twice (same seed, float64), one called with torch tensors, one with
+    Variables (its parameters stay torch tensors: leaves of teachgrad's graph). Values, the gradients of the
+    inputs and of every parameter, and the node names are compared."""
+    import copy
+    if module_input.forward_input is None:
+        return None
+    constructor, forward = module_input.constructor_input, module_input.forward_input
+    try:
+        _seed(SEED)
+        theirs_module = module_info.module_cls(*constructor.args, **constructor.kwargs).to(torch.float64)
+        ours_module = copy.deepcopy(theirs_module)
+        _seed(42)
+        t_args, t_kwargs = _map(forward.args, _torch_leaf), _map(forward.kwargs, _torch_leaf)
+        torch_out = theirs_module(*t_args, **t_kwargs)
+    except Exception:   # noqa: BLE001  (torch refuses this input)
+        return None
+    try:
+        _seed(42)
+        g_args, g_kwargs = _map(forward.args, _tg_leaf), _map(forward.kwargs, _tg_leaf)
+        tg_out = ours_module(*g_args, **g_kwargs)
+        _compare_values(tg_out, torch_out, module_info)
+        t_outs = [o for o in _outputs(torch_out) if o.requires_grad]
+        if not t_outs:
+            return "agrees", ""
+        g_all = _outputs(tg_out)
+        pairs = [(g, t) for g, t in zip(g_all, _outputs(torch_out)) if t.requires_grad]
+        if any(not g.requires_grad for g, _ in pairs):
+            raise Differs("gradient: an output does not require grad in teachgrad (a missing gradient)")
+        cts = _cotangents([t for _, t in pairs], SEED + 1)
+        torch.autograd.backward([t for _, t in pairs], cts)
+        tg.autograd.backward([g for g, _ in pairs], [tg.Variable(c) for c in cts])
+        t_ins = [t for t in _tensors([t_args, t_kwargs]) if t.requires_grad]
+        g_ins = [t for t in _tensors([g_args, g_kwargs]) if t.requires_grad]
+        for i, (a, b) in enumerate(zip(g_ins, t_ins)):
+            _close(a.grad, b.grad, f"gradient of input {i}")
+        for (name, a), (_, b) in zip(ours_module.named_parameters(), theirs_module.named_parameters()):
+            _close(a.grad, b.grad, f"gradient of parameter {name}")
+        differing = [f"{type(g.grad_fn).__name__} (torch: {type(t.grad_fn).__name__})" for g, t in pairs
+                     if type(g.grad_fn).__name__ != type(t.grad_fn).__name__]
+    except Differs as error:
+        return "silently wrong", str(error)
+    except Exception as error:   # noqa: BLE001
+        return classify_error(error)
+    return ("other node", "node " + ", ".join(differing)) if differing else ("agrees", "")
+
+
+def check_module(module_info):
+    name = module_info.name
+    if torch.float64 not in module_info.supported_dtypes("cpu"):
+        return Result(name, name, "module", "not checked", "torch has no float64 CPU inputs")
+    try:
+        _seed(SEED)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            inputs = module_info.module_inputs_func(module_info, device="cpu", dtype=torch.float64,
+                                                    requires_grad=True, training=True)
+    except Exception as error:   # noqa: BLE001
+        return Result(name, name, "module", "not checked", f"torch's inputs fail: {error}")
+    counts, first = {}, {}
+    for module_input in inputs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            outcome = check_module_input(module_info, module_input)
+        if outcome is None:
+            continue
+        status, detail = outcome
+        counts[status] = counts.get(status, 0) + 1
+        first.setdefault(status, detail)
+    if not counts:
+        return Result(name, name, "module", "not checked", "torch raises on every input")
+    worst = min(counts, key=STATUSES.index)
+    return Result(name, name, "module", worst, first[worst], sum(counts.values()), counts)

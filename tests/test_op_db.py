@@ -5,7 +5,8 @@ Each run checks every op of op_db on every one of its samples (op.sample_inputs:
 20 s on one core) and asserts that no op is silently wrong, crashes, or records another node name than torch,
 except the ops of KNOWN, each with the reason. A new difference fails here; so does a KNOWN op that now does
 better (take it out of KNOWN, and regenerate docs/op-coverage.md with `make opdb`, which also runs torch's
-reference inputs: extremal values, many more samples, minutes).
+reference inputs: extremal values, many more samples, minutes). torch's nn modules (module_db: 114
+modules, constructed by torch, called with Variables) are checked the same way against KNOWN_MODULES.
 """
 import pytest
 import torch
@@ -59,6 +60,40 @@ KNOWN = {
     "squeeze.multiple": ("other node", "squeeze(dims as a tuple): SqueezeBackward1 where torch records "
                                        "SqueezeBackward2"),
 }
+
+
+# torch's nn modules (module_db): module name -> (status, why)
+KNOWN_MODULES = {
+    "nn.BatchNorm1d": ("crashes", "a batch of 0 samples: torch's batch_norm kernel refuses the empty input where "
+                                  "torch's module returns an empty result"),
+    "nn.BatchNorm2d": ("crashes", "as BatchNorm1d: a batch of 0 samples"),
+    "nn.BatchNorm3d": ("crashes", "as BatchNorm1d: a batch of 0 samples"),
+    "nn.CrossEntropyLoss": ("crashes", "class probabilities as target with K-d input: a shape mismatch inside "
+                                       "teachgrad's cross_entropy"),
+    "nn.MultiheadAttention": ("crashes", "torch's multi_head_attention_forward checks its masks are torch tensors "
+                                         "(RuntimeError from _none_or_dtype) before any op is called"),
+    "nn.TransformerEncoderLayer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
+    "nn.TransformerEncoder": ("crashes", "MultiheadAttention inside: its masks are Variables"),
+    "nn.TransformerDecoderLayer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
+    "nn.Transformer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
+    "nn.Linear": ("other node", "a 3-D input: AddBackward0 where torch records ViewBackward0 (as F.linear)"),
+}
+
+
+@pytest.fixture(scope="module")
+def module_results():
+    return {r.key: r for r in (opdb.check_module(m) for m in opdb.load_module_db())}
+
+
+def test_module_db_no_module_is_silently_wrong_or_crashes(module_results):
+    assert len(module_results) > 100 and sum(r.status == "agrees" for r in module_results.values()) > 20
+    new = {key: f"{r.status}: {opdb.clean(r.detail)}" for key, r in module_results.items()
+           if r.status in FAILURES and KNOWN_MODULES.get(key, (None,))[0] != r.status}
+    assert not new, "modules that differ from torch (fix them, or add them to KNOWN_MODULES with the reason):\n" + \
+        "\n".join(f"  {key}: {why}" for key, why in sorted(new.items()))
+    changed = {key: f"KNOWN_MODULES says {status}, now {module_results[key].status}"
+               for key, (status, _) in KNOWN_MODULES.items() if module_results[key].status != status}
+    assert not changed, "update KNOWN_MODULES:\n" + "\n".join(f"  {k}: {w}" for k, w in sorted(changed.items()))
 
 
 @pytest.fixture(scope="module")
