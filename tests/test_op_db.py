@@ -8,6 +8,8 @@ better (take it out of KNOWN, and regenerate docs/op-coverage.md with `make opdb
 reference inputs: extremal values, many more samples, minutes). torch's nn modules (module_db: 114
 modules, constructed by torch, called with Variables) are checked the same way against KNOWN_MODULES.
 """
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -190,3 +192,22 @@ def test_harness_sees_another_node_name():
 def test_harness_agrees_with_itself():
     assert _status(_op("sin"), tg.sin) == ("agrees", "")
     assert torch.sin(torch.tensor(1.0)) == tg.sin(tg.tensor(1.0)).data
+
+
+def _table(page, heading):
+    """{first cell: the cells} of the table under `heading` in docs/op-coverage.md."""
+    section = page.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| `")]
+    return {row[0].strip("| `"): row for row in rows}
+
+
+def test_op_coverage_page_is_this_run(results, module_results):
+    """docs/op-coverage.md (written by `make opdb`) says what teachgrad does today: every op and module of torch's
+    databases with the status this run finds on torch's samples."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "op-coverage.md").read_text()
+    ops, modules = _table(page, "Every op"), _table(page, "Every module")
+    stale = {key: (ops[key][2] if key in ops else "missing", r.status) for key, r in results.items()
+             if key not in ops or ops[key][2] != r.status}
+    stale.update({key: (modules[key][1] if key in modules else "missing", r.status)
+                  for key, r in module_results.items() if key not in modules or modules[key][1] != r.status})
+    assert not stale, f"docs/op-coverage.md is out of date (page, now): {stale}; run `make opdb`"
