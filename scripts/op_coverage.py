@@ -98,7 +98,8 @@ def write(samples, reference, modules, out):
         "",
     ]
     text += ["## Every op", "",
-             "| op | teachgrad | on torch's samples | with reference inputs | what differs, or the error teachgrad gives |",
+             "| op | teachgrad | on torch's samples | with reference inputs "
+             "| what differs, or the error teachgrad gives |",
              "|---|---|---|---|---|"]
     for r in sorted(samples, key=lambda r: r.key):
         ref = by_key.get(r.key)
@@ -106,7 +107,8 @@ def write(samples, reference, modules, out):
         if ref is not None and ref.status != r.status:
             detail = "; ".join(d for d in (detail, f"reference inputs: {code(ref.detail)}") if d)
         text.append(f"| `{r.key}` | `{r.path}` | {r.status} | {ref.status if ref else ''} | {detail} |")
-    text += ["", "## Every module", "", "| module | status | what differs, or the error teachgrad gives |", "|---|---|---|"]
+    text += ["", "## Every module", "", "| module | status | what differs, or the error teachgrad gives |",
+             "|---|---|---|"]
     for r in sorted(modules, key=lambda r: r.key):
         text.append(f"| `{r.key}` | {r.status} | {code(r.detail)} |")
     out.write_text("\n".join(text) + "\n")

@@ -48,10 +48,10 @@ def op_key(op):
 
 @dataclass
 class Resolved:
-    kind: str          # "own": teachgrad's op; "torch's": torch's run on the data (refused where a gradient is lost);
-    path: str          # "missing": teachgrad has no such name
-    tg_call: object = None
-    torch_call: object = None
+    kind: str   # "own": teachgrad's op; "torch's": torch's function run on the data (api/interop.py); "missing"
+    path: str   # the name called: tg.<name> or Variable.<name>
+    tg_call: object = None      # what is called with Variables (for "missing": the error teachgrad gives)
+    torch_call: object = None   # what is called with torch tensors
 
 
 def resolve(op):
@@ -79,6 +79,9 @@ def resolve(op):
         if not direct:
             return Resolved(kind, f"Variable.{op.name}", op.op, op.op)
         return Resolved(kind, f"Variable.{op.name}", attribute, op.method_variant or op.op)
+    if torch_function is None and hasattr(torch.Tensor, op.name):   # a Tensor attribute only: x.H, x.mH
+        return Resolved("missing", f"Variable.{op.name}",
+                        AttributeError(f"'Variable' object has no attribute '{op.name}'"), op.op)
     return Resolved("missing", f"tg.{op.name}", error or TypeError(f"tg.{op.name} is not a function"), op.op)
 
 
@@ -146,10 +149,6 @@ class Differs(Exception):
     """teachgrad's result differs from torch's (silently wrong)."""
 
 
-class OtherNode(Exception):
-    """Everything agrees but a node name."""
-
-
 def _close(ours, theirs, what):
     if theirs is None and ours is None:
         return
@@ -206,8 +205,6 @@ def check_sample(op, resolved, sample):
         _compare_tangents(op, resolved, sample)
     except Differs as error:
         return "silently wrong", str(error)
-    except OtherNode as error:
-        return "other node", str(error)
     except Exception as error:   # noqa: BLE001
         return classify_error(error)
     return ("other node", nodes) if nodes else ("agrees", "")
@@ -219,7 +216,8 @@ def classify_error(error):
     if "no op of that name" in text or (isinstance(error, AttributeError) and "has no attribute" in text):
         return "refused by name", message
     if "descriptor" in text and "doesn't apply to a 'Variable' object" in text:
-        return "not checked", f"op_db's wrapper calls torch.Tensor's method unbound, which takes torch tensors only ({message})"
+        return "not checked", ("op_db's wrapper calls torch.Tensor's method unbound, which takes torch tensors only "
+                               f"({message})")
     if "teachgrad" in text:
         return "raises", message
     return "crashes", message

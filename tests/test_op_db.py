@@ -45,7 +45,7 @@ KNOWN = {
     "new_zeros": ("crashes", "Variable.new_zeros() takes no dtype keyword"),
     "new_ones": ("crashes", "Variable.new_ones() takes no dtype keyword"),
     "norm": ("crashes", "forward AD: teachgrad's norm has no jvp (torch's custom-Function message, not teachgrad's)"),
-    "norm.fro": ("crashes", "forward AD: teachgrad's norm has no jvp (torch's custom-Function message, not teachgrad's)"),
+    "norm.fro": ("crashes", "as norm: forward AD, no jvp"),
     "norm.nuc": ("crashes", "p='nuc' reaches linalg_vector_norm, which takes a number (TypeError from torch)"),
     # torch's function run on the data (api/interop.module_function): torch._C._VariableFunctions.<name>, whose
     # arguments differ from torch.<name> where that is a Python function of torch/functional.py
