@@ -42,7 +42,8 @@ def summary(results):
     return lines
 
 
-def write(samples, reference, modules, out):
+def write(samples, reference, modules, out, compared):
+    agreeing = {r.key for r in samples if r.kind == "own" and r.status in ("agrees", "other node")}
     by_key = {r.key: r for r in reference} if reference else {}
     total = Counter(r.status for r in samples)
     text = [
@@ -76,6 +77,10 @@ def write(samples, reference, modules, out):
         + ", ".join(f"{total[s]} {s}" for s in opdb.STATUSES if total[s]) + ".",
         "",
         *summary(samples),
+        "",
+        f"teachgrad's own ops that agree, or differ only in a node name: {len(agreeing)}; torch's samples had "
+        + ", ".join(f"{len(keys & agreeing)} of them compare {part}s" for part, keys in compared.items())
+        + " (the others have none: integer results, or torch has no forward AD or second derivative for them).",
         "",
     ]
     if reference:
@@ -122,13 +127,14 @@ def main():
     ops = opdb.load_op_db()
     start = time.perf_counter()
     samples = opdb.run(ops)
+    compared = {part: set(keys) for part, keys in opdb.COMPARED.items()}   # on torch's samples only
     print(f"torch's samples: {Counter(r.status for r in samples)}")
     reference = None if args.no_reference else opdb.run(ops, reference=True)
     if reference:
         print(f"with reference inputs: {Counter(r.status for r in reference)}")
     modules = [opdb.check_module(m) for m in opdb.load_module_db()]
     print(f"modules: {Counter(r.status for r in modules)}")
-    write(samples, reference, modules, args.out)
+    write(samples, reference, modules, args.out, compared)
     print(f"{time.perf_counter() - start:.0f} s")
     print(f"wrote {args.out}")
 

@@ -30,6 +30,8 @@ import torch.autograd.forward_ad as torch_fwAD
 import teachgrad as tg
 import teachgrad.autograd.forward_ad as tg_fwAD
 
+# which ops had each part compared on at least one sample (op_db key), filled as the checks run
+COMPARED = {"gradient": set(), "tangent": set(), "second derivative": set()}
 STATUSES = ("silently wrong", "crashes", "raises", "refused by name", "other node", "agrees", "not checked")
 RTOL = ATOL = 1e-7
 SEED = 0
@@ -252,6 +254,7 @@ def _compare_grads(op, torch_inputs, torch_out, tg_inputs, tg_out):
                                create_graph=gradgrad)
     for i, (a, b) in enumerate(zip(g_grads, t_grads)):
         _close(a, b, f"gradient of input {i}")
+    COMPARED["gradient"].add(op_key(op))
     if gradgrad:
         # a first gradient that does not require grad in teachgrad is a constant: its second derivative is zero
         t_second = [(g, t) for g, t in zip(g_grads, t_grads) if t is not None and t.requires_grad]
@@ -263,6 +266,7 @@ def _compare_grads(op, torch_inputs, torch_out, tg_inputs, tg_out):
                   if recorded else [None] * len(g_ins))
             for i, (a, b) in enumerate(zip(g2, t2)):
                 _close(a, b, f"second derivative of input {i}")
+            COMPARED["second derivative"].add(op_key(op))
     differing = [f"{ours} (torch: {theirs})" for ours, theirs in names if ours != theirs]
     return "node " + ", ".join(differing) if differing else ""
 
@@ -302,6 +306,7 @@ def _compare_tangents(op, resolved, sample):
         if b is not None and a is None and bool((b != 0).any()):
             raise Differs(f"forward AD: output {i} has no tangent in teachgrad")
         _close(a, b, f"tangent of output {i}")
+    COMPARED["tangent"].add(op_key(op))
 
 
 # ---- one op, all of it --------------------------------------------------------------------------------------
