@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.teachgrad-installed
 BENCH_STAMP := $(VENV)/.teachgrad-bench-installed
 LAB_PORT ?= 8888
 
-.PHONY: setup setup-dot setup-browser setup-axe test test-unit test-notebooks test-cpu-paths test-browser test-book lab lab-reset student notebooks book bench clean
+.PHONY: setup setup-dot setup-browser setup-axe test test-unit test-notebooks test-cpu-paths test-browser test-book lab lab-reset student notebooks book bench opdb clean
 
 setup: $(STAMP) setup-dot
 
@@ -86,6 +86,12 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml constraints.txt
 BENCH_ARGS ?=
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/bench.py $(BENCH_ARGS)
+
+# make opdb: torch's own test database (op_db: every op torch tests, on its samples and reference inputs) run
+# through teachgrad, written to docs/op-coverage.md. tests/test_op_db.py runs the samples on every make test.
+opdb: export OMP_NUM_THREADS = 1
+opdb: $(STAMP)
+	$(PY) scripts/op_coverage.py
 
 test-unit: setup
 	$(PYTEST) $(PARALLEL) tests -m "not browser and not notebooks"

@@ -24,6 +24,7 @@ SLOW_FILES = {
     "tests/test_whole_programs_runner.py": 76,
     "tests/test_viz.py": 35,
     "tests/test_new_ops.py": 30,
+    "tests/test_op_db.py": 30,
 }
 
 

@@ -1,0 +1,213 @@
+"""torch's own test database (op_db) as a test of teachgrad: every op torch tests, on torch's samples in
+float64, through teachgrad's op of the same name (tests/opdb.py says how, and what each status means).
+
+Each run checks every op of op_db on every one of its samples (op.sample_inputs: about 19,000, some
+20 s on one core) and asserts that no op is silently wrong, crashes, or records another node name than torch,
+except the ops of KNOWN, each with the reason. A new difference fails here; so does a KNOWN op that now does
+better (take it out of KNOWN, and regenerate docs/op-coverage.md with `make opdb`, which also runs torch's
+reference inputs: extremal values, many more samples, minutes). torch's nn modules (module_db: 114
+modules, constructed by torch, called with Variables) are checked the same way against KNOWN_MODULES.
+"""
+from pathlib import Path
+
+import pytest
+import torch
+
+import teachgrad as tg
+
+from . import opdb
+
+FAILURES = ("silently wrong", "crashes", "other node")
+
+# op_db key (name.variant_test_name) -> (status, why). What teachgrad does today, found by this harness.
+KNOWN = {
+    # teachgrad's own ops
+    "masked_fill": ("silently wrong", "forward AD drops the tangent of `value` when it is a 0-dim tensor"),
+    "nn.functional.conv1d": ("silently wrong", "conv's first gradient is not recorded with create_graph=True: "
+                                               "no second derivative across input and weight"),
+    "nn.functional.conv2d": ("silently wrong", "as conv1d: no second derivative across input and weight"),
+    "norm.inf": ("silently wrong", "the gradient of norm(x, -inf) (and inf on ties) is not torch's"),
+    "__rmatmul__": ("silently wrong", "x.__rmatmul__(y) with y a Variable returns NotImplemented where torch computes "
+                                      "y @ x (Python's `y @ x` never calls it, so only a direct call meets it)"),
+    "div.trunc_rounding": ("crashes", "tg.div takes no rounding_mode keyword (TypeError: unexpected keyword)"),
+    "div.floor_rounding": ("crashes", "tg.div takes no rounding_mode keyword (TypeError: unexpected keyword)"),
+    "matmul": ("crashes", "a 0-element batched matmul reshapes to [-1, 0] and fails; also MatmulBackward0 where "
+                          "torch's 3-D @ 1-D records UnsafeViewBackward0"),
+    "nn.functional.batch_norm": ("crashes", "a 1-D input of 0 elements in training mode: IndexError"),
+    "cat": ("crashes", "torch's legacy rule (a 1-D empty tensor is skipped by cat) is not teachgrad's: IndexError"),
+    "to": ("crashes", "x.to(other_tensor, non_blocking, copy, memory_format=...) recurses without end"),
+    "bool": ("crashes", "Variable.bool() takes no memory_format keyword"),
+    "double": ("crashes", "Variable.double() takes no memory_format keyword"),
+    "float": ("crashes", "Variable.float() takes no memory_format keyword"),
+    "half": ("crashes", "Variable.half() takes no memory_format keyword"),
+    "int": ("crashes", "Variable.int() takes no memory_format keyword"),
+    "long": ("crashes", "Variable.long() takes no memory_format keyword"),
+    "new_zeros": ("crashes", "Variable.new_zeros() takes no dtype keyword"),
+    "new_ones": ("crashes", "Variable.new_ones() takes no dtype keyword"),
+    "norm": ("crashes", "forward AD: teachgrad's norm has no jvp (torch's custom-Function message, not teachgrad's)"),
+    "norm.fro": ("crashes", "as norm: forward AD, no jvp"),
+    "norm.nuc": ("crashes", "p='nuc' reaches linalg_vector_norm, which takes a number (TypeError from torch)"),
+    # torch's function run on the data (api/interop.module_function): torch._C._VariableFunctions.<name>, whose
+    # arguments differ from torch.<name> where that is a Python function of torch/functional.py
+    "broadcast_tensors": ("crashes", "tg.broadcast_tensors is the ATen function: takes one list, not tensors"),
+    "block_diag": ("crashes", "tg.block_diag is the ATen function: takes one list, not tensors"),
+    "cartesian_prod": ("crashes", "tg.cartesian_prod is the ATen function: takes one list, not tensors"),
+    "meshgrid.variadic_tensors": ("crashes", "tg.meshgrid is the ATen function: takes one list, not tensors"),
+    "cdist": ("crashes", "tg.cdist is the ATen function: compute_mode is an int there, not torch.cdist's string"),
+    "tensordot": ("crashes", "tg.tensordot is the ATen function: takes dims_self and dims_other, not dims"),
+    # other node names
+    "sum_to_size": ("other node", "x.sum_to_size(x.shape) returns x itself; torch records SumBackward0"),
+    "nn.functional.linear": ("other node", "a 3-D input: AddBackward0 where torch records ViewBackward0"),
+    "__rsub__": ("other node", "SubBackward0 where torch records RsubBackward0"),
+    "squeeze.multiple": ("other node", "squeeze(dims as a tuple): SqueezeBackward1 where torch records "
+                                       "SqueezeBackward2"),
+}
+
+
+# torch's nn modules (module_db): module name -> (status, why)
+KNOWN_MODULES = {
+    "nn.BatchNorm1d": ("crashes", "a batch of 0 samples: torch's batch_norm kernel refuses the empty input where "
+                                  "torch's module returns an empty result"),
+    "nn.BatchNorm2d": ("crashes", "as BatchNorm1d: a batch of 0 samples"),
+    "nn.BatchNorm3d": ("crashes", "as BatchNorm1d: a batch of 0 samples"),
+    "nn.CrossEntropyLoss": ("crashes", "class probabilities as target with K-d input: a shape mismatch inside "
+                                       "teachgrad's cross_entropy"),
+    "nn.MultiheadAttention": ("crashes", "torch's multi_head_attention_forward checks its masks are torch tensors "
+                                         "(RuntimeError from _none_or_dtype) before any op is called"),
+    "nn.TransformerEncoderLayer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
+    "nn.TransformerEncoder": ("crashes", "MultiheadAttention inside: its masks are Variables"),
+    "nn.TransformerDecoderLayer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
+    "nn.Transformer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
+    "nn.Linear": ("other node", "a 3-D input: AddBackward0 where torch records ViewBackward0 (as F.linear)"),
+}
+
+
+@pytest.fixture(scope="module")
+def module_results():
+    return {r.key: r for r in (opdb.check_module(m) for m in opdb.load_module_db())}
+
+
+def test_module_db_no_module_is_silently_wrong_or_crashes(module_results):
+    assert len(module_results) > 100 and sum(r.status == "agrees" for r in module_results.values()) > 20
+    new = {key: f"{r.status}: {opdb.clean(r.detail)}" for key, r in module_results.items()
+           if r.status in FAILURES and KNOWN_MODULES.get(key, (None,))[0] != r.status}
+    assert not new, "modules that differ from torch (fix them, or add them to KNOWN_MODULES with the reason):\n" + \
+        "\n".join(f"  {key}: {why}" for key, why in sorted(new.items()))
+    changed = {key: f"KNOWN_MODULES says {status}, now {module_results[key].status}"
+               for key, (status, _) in KNOWN_MODULES.items() if module_results[key].status != status}
+    assert not changed, "update KNOWN_MODULES:\n" + "\n".join(f"  {k}: {w}" for k, w in sorted(changed.items()))
+
+
+@pytest.fixture(scope="module")
+def results():
+    ops = opdb.load_op_db()
+    return {r.key: r for r in (opdb.check_op(op) for op in ops)}
+
+
+def test_op_db_is_torchs_whole_database(results):
+    assert len(results) > 600, "op_db lost ops: is torch's testing package complete?"
+    assert sum(r.kind == "own" for r in results.values()) > 150
+    assert sum(r.status == "agrees" for r in results.values()) > 150
+
+
+def test_no_op_is_silently_wrong_crashes_or_records_another_node(results):
+    new = {key: f"{r.status}: {opdb.clean(r.detail)}" for key, r in results.items()
+           if r.status in FAILURES and KNOWN.get(key, (None,))[0] != r.status}
+    assert not new, "ops that differ from torch (fix them, or add them to KNOWN with the reason):\n" + \
+        "\n".join(f"  {key}: {why}" for key, why in sorted(new.items()))
+
+
+def test_known_ops_still_differ(results):
+    """A KNOWN op that now agrees (or differs otherwise) must leave KNOWN: the list says what is true today."""
+    changed = {key: f"KNOWN says {status}, now {results[key].status}" for key, (status, _) in KNOWN.items()
+               if key not in results or results[key].status != status}
+    assert not changed, "update KNOWN (and `make opdb` for docs/op-coverage.md):\n" + \
+        "\n".join(f"  {key}: {why}" for key, why in sorted(changed.items()))
+
+
+def test_refusals_name_the_op(results):
+    """An op teachgrad does not record is refused by its name: the error says which function it is."""
+    refused = [r for r in results.values() if r.status == "refused by name"]
+    assert len(refused) > 300
+    for r in refused:
+        assert "no op of that name" in r.detail or "has no attribute" in r.detail, (r.key, r.detail)
+        assert any(f"{part}" in r.detail for part in r.path.split(".")[1:]), (r.key, r.detail)
+
+
+# ---- the harness itself: it sees a wrong value, a wrong gradient, a wrong tangent and another node name ---------
+
+def _op(name):
+    return next(op for op in opdb.load_op_db() if opdb.op_key(op) == name)
+
+
+def _status(op, tg_call):
+    resolved = opdb.Resolved("own", "test", tg_call, op.op)
+    sample = opdb.samples_of(op, 1)[0]
+    return opdb.check_sample(op, resolved, sample)
+
+
+def test_harness_sees_a_wrong_value():
+    assert _status(_op("sin"), tg.cos)[0] == "silently wrong"
+
+
+def test_harness_sees_a_wrong_gradient():
+    class Sin(tg.autograd.Function):   # sin's values, twice its gradient
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * grad * x.cos()
+    status, detail = _status(_op("sin"), Sin.apply)
+    assert status == "silently wrong" and detail.startswith("gradient of input 0")
+
+
+def test_harness_sees_a_wrong_tangent():
+    class Sin(tg.autograd.Function):   # sin's values and gradient, but no tangent: forward AD loses it
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * x.cos()
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            return tangent * 0
+    status, detail = _status(_op("sin"), Sin.apply)
+    assert status == "silently wrong" and "tangent" in detail, detail
+
+
+def test_harness_sees_another_node_name():
+    status, detail = _status(_op("neg"), lambda x: x * -1)
+    assert status == "other node" and "MulBackward0 (torch: NegBackward0)" in detail
+
+
+def test_harness_agrees_with_itself():
+    assert _status(_op("sin"), tg.sin) == ("agrees", "")
+    assert torch.sin(torch.tensor(1.0)) == tg.sin(tg.tensor(1.0)).data
+
+
+def _table(page, heading):
+    """{first cell: the cells} of the table under `heading` in docs/op-coverage.md."""
+    section = page.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| `")]
+    return {row[0].strip("| `"): row for row in rows}
+
+
+def test_op_coverage_page_is_this_run(results, module_results):
+    """docs/op-coverage.md (written by `make opdb`) says what teachgrad does today: every op and module of torch's
+    databases with the status this run finds on torch's samples."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "op-coverage.md").read_text()
+    ops, modules = _table(page, "Every op"), _table(page, "Every module")
+    stale = {key: (ops[key][2] if key in ops else "missing", r.status) for key, r in results.items()
+             if key not in ops or ops[key][2] != r.status}
+    stale.update({key: (modules[key][1] if key in modules else "missing", r.status)
+                  for key, r in module_results.items() if key not in modules or modules[key][1] != r.status})
+    assert not stale, f"docs/op-coverage.md is out of date (page, now): {stale}; run `make opdb`"
