@@ -49,10 +49,21 @@ def test_only_inputs_false_warns_as_torch():
     same(snippet)
 
 
-def test_is_grads_batched_is_refused_clearly():
-    x = leaf(tg)
-    with pytest.raises(NotImplementedError, match="is_grads_batched"):
-        torch.autograd.grad(x * 2, x, torch.eye(3, dtype=torch.float64), is_grads_batched=True)
+def test_is_grads_batched_runs_on_teachgrads_engine():
+    """torch.autograd.grad(..., is_grads_batched=True) given Variables: one gradient per batch element, as torch's."""
+    def snippet(lib):
+        x = leaf(lib)
+        return torch.autograd.grad(x * x, x, torch.eye(3, dtype=torch.float64), is_grads_batched=True)
+    same(snippet)
+
+
+def test_torch_autograd_grad_hands_every_argument_on_by_name():
+    """allow_unused and materialize_grads reach teachgrad's grad as themselves (grad's arguments are in torch's
+    order, with only_inputs and is_grads_batched among them)."""
+    def snippet(lib):
+        x, unused = leaf(lib), leaf(lib)
+        return torch.autograd.grad((x * 2).sum(), (x, unused), allow_unused=True, materialize_grads=True)
+    same(snippet)
 
 
 @pytest.mark.parametrize("function", [lambda a: (a * a).sum(), lambda a: a.exp() * a, lambda a: (a.sin(), a ** 3)],

@@ -15,7 +15,6 @@ handed Variables: they run teachgrad's engine (`tg.autograd.grad`, `tg.autograd.
 Guarded by tests/test_interop.py (torch's functions and operators on Variables, and refusals) and
 tests/test_torch_autograd_entry_points.py (torch.autograd.grad / backward / gradcheck given Variables).
 """
-import warnings
 
 import torch
 
@@ -54,16 +53,10 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create
                    allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """torch.autograd.grad given Variables (torch passes every argument): teachgrad's `tg.autograd.grad`."""
     torch_gradcheck.refuse_inside_torchs_gradcheck()   # (torch's gradcheck would read our gradients as zeros)
-    if not only_inputs:
-        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
-                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
-                      stacklevel=4)
-    if is_grads_batched:
-        raise NotImplementedError("torch.autograd.grad(..., is_grads_batched=True) was given teachgrad Variables: "
-                                  "teachgrad's engine does not batch grad_outputs; call it once per grad_output, "
-                                  "or use tg.func.vmap over tg.func.vjp")
-    return namespaces["teachgrad"].autograd.grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
-                                                 allow_unused, materialize_grads)
+    return namespaces["teachgrad"].autograd.grad(
+        outputs, inputs, grad_outputs=grad_outputs, retain_graph=retain_graph, create_graph=create_graph,
+        only_inputs=only_inputs, allow_unused=allow_unused, is_grads_batched=is_grads_batched,
+        materialize_grads=materialize_grads)
 
 
 def _autograd_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

@@ -330,7 +330,7 @@ def _broadcast_pair(input, target):
 
 def l1_loss(input: TensorLike, target: TensorLike, size_average: bool | None = None, reduce: bool | None = None,
             reduction: str = "mean", weight: TensorLike | None = None) -> Variable:
-    """|input - target|, reduced: torch composes it (SubBackward0, AbsBackward0, then Mean/SumBackward0).
+    """abs(input - target), reduced: torch composes it (SubBackward0, AbsBackward0, then Mean/SumBackward0).
     With `weight` (input's shape) each error is weighted; 'mean' then divides by weight's sum."""
     _warn_if_sizes_differ(input, target)
     reduction = _reduction_of(size_average, reduce, reduction)
@@ -351,7 +351,7 @@ def l1_loss(input: TensorLike, target: TensorLike, size_average: bool | None = N
 
 def smooth_l1_loss(input: TensorLike, target: TensorLike, size_average: bool | None = None,
                    reduce: bool | None = None, reduction: str = "mean", beta: float = 1.0) -> Variable:
-    """0.5 d² / beta where |d| < beta, else |d| - 0.5 beta (d = input - target), reduced; beta = 0 is l1_loss."""
+    """0.5 d² / beta where abs(d) < beta, else abs(d) - 0.5 beta (d = input - target), reduced; beta = 0 is l1_loss."""
     _warn_if_sizes_differ(input, target)
     reduction = _reduction_of(size_average, reduce, reduction)
     input, target = _broadcast_pair(input, target)
@@ -362,7 +362,7 @@ def smooth_l1_loss(input: TensorLike, target: TensorLike, size_average: bool | N
 
 def huber_loss(input: TensorLike, target: TensorLike, reduction: str = "mean", delta: float = 1.0,
                weight: TensorLike | None = None) -> Variable:
-    """0.5 d² where |d| <= delta, else delta (|d| - 0.5 delta) (d = input - target), reduced; optionally weighted."""
+    """0.5 d² where abs(d) <= delta, else delta (abs(d) - 0.5 delta) (d = input - target), reduced; optionally weighted."""
     _warn_if_sizes_differ(input, target)
     input, target = _broadcast_pair(input, target)
     if weight is None:

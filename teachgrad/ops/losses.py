@@ -65,8 +65,8 @@ def _total(a, b):
 
 
 class SmoothL1Loss(_PairLoss, node="SmoothL1LossBackward0"):
-    """0.5 d² / beta where |d| < beta, else |d| - 0.5 beta (d = input - target).
-    d/d input = d / beta where |d| < beta, else sign(d)."""
+    """0.5 d² / beta where abs(d) < beta, else abs(d) - 0.5 beta (d = input - target).
+    d/d input = d / beta where abs(d) < beta, else sign(d)."""
 
     function = staticmethod(lambda input, target, reduction, beta: torch.ops.aten.smooth_l1_loss(
         input, target, reduction, beta))
@@ -79,8 +79,8 @@ class SmoothL1Loss(_PairLoss, node="SmoothL1LossBackward0"):
 
 
 class HuberLoss(_PairLoss, node="HuberLossBackward0"):
-    """0.5 d² where |d| <= delta, else delta (|d| - 0.5 delta) (d = input - target).
-    d/d input = d where |d| <= delta, else delta sign(d)."""
+    """0.5 d² where abs(d) <= delta, else delta (abs(d) - 0.5 delta) (d = input - target).
+    d/d input = d where abs(d) <= delta, else delta sign(d)."""
 
     function = staticmethod(lambda input, target, reduction, delta: torch.ops.aten.huber_loss(
         input, target, reduction, delta))
