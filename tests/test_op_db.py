@@ -23,27 +23,19 @@ FAILURES = ("silently wrong", "crashes", "other node")
 KNOWN = {
     # teachgrad's own ops
     "masked_fill": ("silently wrong", "forward AD drops the tangent of `value` when it is a 0-dim tensor"),
-    "nn.functional.conv1d": ("silently wrong", "conv's first gradient is not recorded with create_graph=True: "
-                                               "no second derivative across input and weight"),
-    "nn.functional.conv2d": ("silently wrong", "as conv1d: no second derivative across input and weight"),
     "norm.inf": ("silently wrong", "the gradient of norm(x, -inf) (and inf on ties) is not torch's"),
     "__rmatmul__": ("silently wrong", "x.__rmatmul__(y) with y a Variable returns NotImplemented where torch computes "
                                       "y @ x (Python's `y @ x` never calls it, so only a direct call meets it)"),
     "div.trunc_rounding": ("crashes", "tg.div takes no rounding_mode keyword (TypeError: unexpected keyword)"),
     "div.floor_rounding": ("crashes", "tg.div takes no rounding_mode keyword (TypeError: unexpected keyword)"),
-    "matmul": ("crashes", "a 0-element batched matmul reshapes to [-1, 0] and fails; also MatmulBackward0 where "
-                          "torch's 3-D @ 1-D records UnsafeViewBackward0"),
     "nn.functional.batch_norm": ("crashes", "a 1-D input of 0 elements in training mode: IndexError"),
     "cat": ("crashes", "torch's legacy rule (a 1-D empty tensor is skipped by cat) is not teachgrad's: IndexError"),
-    "to": ("crashes", "x.to(other_tensor, non_blocking, copy, memory_format=...) recurses without end"),
     "bool": ("crashes", "Variable.bool() takes no memory_format keyword"),
     "double": ("crashes", "Variable.double() takes no memory_format keyword"),
     "float": ("crashes", "Variable.float() takes no memory_format keyword"),
     "half": ("crashes", "Variable.half() takes no memory_format keyword"),
     "int": ("crashes", "Variable.int() takes no memory_format keyword"),
     "long": ("crashes", "Variable.long() takes no memory_format keyword"),
-    "new_zeros": ("crashes", "Variable.new_zeros() takes no dtype keyword"),
-    "new_ones": ("crashes", "Variable.new_ones() takes no dtype keyword"),
     "norm": ("crashes", "forward AD: teachgrad's norm has no jvp (torch's custom-Function message, not teachgrad's)"),
     "norm.fro": ("crashes", "as norm: forward AD, no jvp"),
     "norm.nuc": ("crashes", "p='nuc' reaches linalg_vector_norm, which takes a number (TypeError from torch)"),
@@ -52,12 +44,10 @@ KNOWN = {
     "broadcast_tensors": ("crashes", "tg.broadcast_tensors is the ATen function: takes one list, not tensors"),
     "block_diag": ("crashes", "tg.block_diag is the ATen function: takes one list, not tensors"),
     "cartesian_prod": ("crashes", "tg.cartesian_prod is the ATen function: takes one list, not tensors"),
-    "meshgrid.variadic_tensors": ("crashes", "tg.meshgrid is the ATen function: takes one list, not tensors"),
     "cdist": ("crashes", "tg.cdist is the ATen function: compute_mode is an int there, not torch.cdist's string"),
     "tensordot": ("crashes", "tg.tensordot is the ATen function: takes dims_self and dims_other, not dims"),
     # other node names
     "sum_to_size": ("other node", "x.sum_to_size(x.shape) returns x itself; torch records SumBackward0"),
-    "nn.functional.linear": ("other node", "a 3-D input: AddBackward0 where torch records ViewBackward0"),
     "__rsub__": ("other node", "SubBackward0 where torch records RsubBackward0"),
     "squeeze.multiple": ("other node", "squeeze(dims as a tuple): SqueezeBackward1 where torch records "
                                        "SqueezeBackward2"),
@@ -78,7 +68,6 @@ KNOWN_MODULES = {
     "nn.TransformerEncoder": ("crashes", "MultiheadAttention inside: its masks are Variables"),
     "nn.TransformerDecoderLayer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
     "nn.Transformer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
-    "nn.Linear": ("other node", "a 3-D input: AddBackward0 where torch records ViewBackward0 (as F.linear)"),
 }
 
 

@@ -128,3 +128,18 @@ def test_a_view_keeps_a_link_not_a_copy_of_the_chain_before_it():
     last = views[-1]._view
     assert last.parent is views[-2]._view and last.base is y
     assert len(last.chain) == 1000 and all(step[0].__name__ == "Slice" for step in last.chain)
+
+
+@pytest.mark.parametrize("wrt", ["input", "weight"])
+@pytest.mark.parametrize("conv", ["conv1d", "conv_transpose1d"])
+def test_a_convolutions_second_derivative_is_refused_never_none(conv, wrt):
+    """teachgrad computes a convolution's first derivative only: a second one, asked of autograd.grad with respect
+    to the input or the weight (allow_unused or not), raises NotImplementedError; it used to give None (torch
+    gives the derivative)."""
+    x = tg.randn(1, 2, 5, dtype=tg.float64, requires_grad=True)
+    w = tg.randn(*((3, 2, 2) if conv == "conv1d" else (2, 3, 2)), dtype=tg.float64, requires_grad=True)
+    y = getattr(tg.nn.functional, conv)(x, w)
+    g, = tg.autograd.grad((y ** 2).sum(), x, create_graph=True)
+    for allow_unused in (False, True):
+        with pytest.raises(NotImplementedError, match="second derivative of"):
+            tg.autograd.grad(g.sum(), {"input": x, "weight": w}[wrt], allow_unused=allow_unused)

@@ -15,15 +15,17 @@ from ..rules import variable_class
 class NoDoubleBackward(Function, node="NotImplemented", none_is_input=True):
     """Stands after a backward that teachgrad computes only once: differentiating through it raises.
 
-    Like torch's node after a @once_differentiable backward, it takes each gradient (as a fresh leaf,
-    so there is something to reach) and hands it on unchanged.
+    Its inputs are what the first derivative was computed from (the incoming gradient, the op's inputs), so a
+    second derivative reaches it whichever of them it is taken with respect to, and raises there: never a
+    silent None. Its outputs are the first derivative's gradients, handed on unchanged.
     """
 
     @staticmethod
-    def forward(ctx, op, *grads):
+    def forward(ctx, op, n_grads, *grads_then_involved):
         ctx.op = op
         ctx.set_materialize_grads(False)
-        return grads if len(grads) > 1 else grads[0]
+        grads = grads_then_involved[:n_grads]
+        return grads if n_grads > 1 else grads[0]
 
     @staticmethod
     def backward(ctx, *grads):
@@ -33,17 +35,12 @@ class NoDoubleBackward(Function, node="NotImplemented", none_is_input=True):
 
 def first_order_only(op, grads, *involved):
     """The gradients from a backward computed on plain tensors; when recording (create_graph) and any of
-    `involved` requires grad, passed through a NoDoubleBackward node so that a second derivative raises."""
+    `involved` requires grad, the outputs of a NoDoubleBackward node whose inputs are `involved`, so that a second
+    derivative with respect to any of them raises."""
     Variable = variable_class.Variable
-    wrapped = tuple(None if g is None else Variable._make(g) for g in grads)
     if not any(isinstance(v, Variable) and v.requires_grad for v in involved):
-        return wrapped
-
-    def leaf(g):
-        v = Variable._make(g.data)
-        v._requires_grad = True
-        return v
-    out = NoDoubleBackward.apply(op, *(None if g is None else leaf(g) for g in wrapped))
+        return tuple(None if g is None else Variable._make(g) for g in grads)
+    out = NoDoubleBackward.apply(op, len(grads), *grads, *involved)
     return out if isinstance(out, tuple) else (out,)
 
 

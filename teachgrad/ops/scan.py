@@ -185,11 +185,10 @@ class Logcumsumexp(Function, node="LogcumsumexpBackward0", saves=("self", "resul
 
     @staticmethod
     def jvp(ctx, ta, _dim):
-        """torch's formula: cumsum(ta exp(a - m)) / cumsum(exp(a - m)), m the largest a along dim; where that
-        cumsum is below 1e-13 (an element far below the largest), torch gives 0, and so does this."""
+        """torch's formula: cumsum(ta exp(a - m)) / (cumsum(exp(a - m)) + 1e-13), m the largest a along dim (the
+        1e-13 keeps an element far below the largest from dividing by zero: its tangent then comes out near 0)."""
         a, dim = ctx._primals[0], ctx.dim
-        if a.numel() == 0 or a.dim() == 0:
+        if a.numel() == 0:
             return ta.clone()
         scaled = (a - a.amax(dim, keepdim=True)).exp()
-        cumsumexp = scaled.cumsum(dim)
-        return (scaled * ta).cumsum(dim).masked_fill(cumsumexp < 1e-13, 0.0) / cumsumexp
+        return (scaled * ta).cumsum(dim) / (scaled.cumsum(dim) + 1e-13)
