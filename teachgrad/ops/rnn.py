@@ -13,26 +13,12 @@ the same graph: the gradient is transposed back.
 
 teachgrad/nn/rnn.py uses them. Guarded by tests/test_rnn.py (node names and gradients against torch's layers).
 """
-from ..core.function import Function
-from .shape import Split
+from .shape import Split, Transpose
 
 
 class UnsafeSplit(Split, node="UnsafeSplitBackward0", is_view=False):
     """a.unsafe_split(size, dim) / a.unsafe_chunk(n, dim): Split's pieces, not tracked as views of a."""
 
 
-class TransposeInPlace(Function, node="TransposeBackward1"):
-    """a.transpose_(dim0, dim1) of a tensor nobody else holds: swap two dimensions; the gradient swaps them back."""
-
-    @staticmethod
-    def forward(ctx, a, dim0, dim1):
-        ctx.dims = dim0, dim1
-        return a.transpose(dim0, dim1)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.transpose(*ctx.dims), None, None
-
-    @staticmethod
-    def jvp(ctx, ta, _dim0, _dim1):
-        return ta.transpose(*ctx.dims)
+class TransposeInPlace(Transpose, node="TransposeBackward1", is_view=False):
+    """a.transpose_(dim0, dim1) of a tensor nobody else holds: Transpose's rule, recorded as a fresh output."""
