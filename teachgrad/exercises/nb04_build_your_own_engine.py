@@ -53,6 +53,23 @@ def _called_an_engine(watch: _AutogradWatch, fn_name: str) -> str | None:
             "      running each node yourself")
 
 
+def _engine_problem(engine: Callable, fn_name: str, root: Any, leaves: Any, expected: Any, unreached: str,
+                    rule: str, recursion_limit: bool = False) -> str | None:
+    """Run a learner's engine on one graph: what is not yet right about it (or None), in the order a learner
+    meets it: it raised (or went past the recursion limit), it called a library's engine, a leaf's gradient is
+    wrong, a node ran twice."""
+    watch = _AutogradWatch()
+    try:
+        with _CountCalls() as counter, watch:
+            got = engine(root, leaves)
+    except Exception as error:
+        if recursion_limit and isinstance(error, RecursionError):
+            return f"{fn_name} went past Python's recursion limit"
+        return _called_an_engine(watch, fn_name) or _raised(fn_name, error)
+    return (_called_an_engine(watch, fn_name) or _leaf_grads_problem(got, expected, fn_name, unreached)
+            or _ran_twice(counter, rule))
+
+
 def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
     """my_grad(root, leaves) -> one gradient per leaf, as tg.grad gives; each node run once."""
     hints = ("a node may run only when every gradient bound for it has arrived: count, before running anything, "
@@ -67,20 +84,9 @@ def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
     cases += [(f"random graph {seed}", lambda lib, seed=seed: random_graph(lib, seed)) for seed in range(8)]
     for name, make in cases:
         root, leaves, expected = _graph_and_grads(make)
-        watch = _AutogradWatch()
-        try:
-            with _CountCalls() as counter, watch:
-                got = my_grad(root, leaves)
-        except Exception as error:
-            why = _called_an_engine(watch, "my_grad") or _raised("my_grad", error)
-            return _not_yet(f"on {name}, " + why, hints, hint, call)
-        problem = _called_an_engine(watch, "my_grad")
-        if problem:
-            return _not_yet(f"on {name}, {problem}", hints, hint, call)
-        problem = _leaf_grads_problem(got, expected, "my_grad", "your engine never reached its AccumulateGrad node")
-        if problem:
-            return _not_yet(f"on {name}, {problem}", hints, hint, call)
-        problem = _ran_twice(counter, "a node should run once, with the sum")
+        problem = _engine_problem(my_grad, "my_grad", root, leaves, expected,
+                                  "your engine never reached its AccumulateGrad node",
+                                  "a node should run once, with the sum")
         if problem:
             return _not_yet(f"on {name}, {problem}", hints, hint, call)
     # torch's own graph: the same engine must work on torch's nodes
@@ -186,22 +192,9 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
             problem = f"it could not be read as a list of nodes ({type(error).__name__})"
         if problem:
             return _not_yet(f"on {name}, the order is not yet a topological order: {problem}", hints, hint, call)
-        watch = _AutogradWatch()
-        try:
-            with _CountCalls() as counter, watch:
-                got = topo_grad(root, leaves)
-        except RecursionError:
-            return _not_yet(f"on {name}, topo_grad went past Python's recursion limit", hints, hint, call)
-        except Exception as error:
-            why = _called_an_engine(watch, "topo_grad") or _raised("topo_grad", error)
-            return _not_yet(f"on {name}, " + why, hints, hint, call)
-        problem = _called_an_engine(watch, "topo_grad")
-        if problem:
-            return _not_yet(f"on {name}, {problem}", hints, hint, call)
-        problem = _leaf_grads_problem(got, expected, "topo_grad", "did its AccumulateGrad node get its sum?")
-        if problem:
-            return _not_yet(f"on {name}, {problem}", hints, hint, call)
-        problem = _ran_twice(counter, "in a topological order each node runs once")
+        problem = _engine_problem(topo_grad, "topo_grad", root, leaves, expected,
+                                  "did its AccumulateGrad node get its sum?",
+                                  "in a topological order each node runs once", recursion_limit=True)
         if problem:
             return _not_yet(f"on {name}, {problem}", hints, hint, call)
     for seed in range(3):             # torch's own graphs: the same two functions must work on its nodes
