@@ -12,6 +12,23 @@
   function forwardPrimaryToggles() {
     var toggles = document.querySelectorAll(".primary-toggle");
     var first = toggles[0];
+    var drawer = document.getElementById("pst-primary-sidebar-modal");
+    if (drawer) {
+      /* The button's Bootstrap tooltip ("Toggle primary sidebar") shows when the button gets focus,
+       * and focus goes back to the button as the drawer closes; on a touch screen nothing then hides
+       * it, so it stayed over the page. Once the drawer has closed, the tooltip goes (focus stays on
+       * the button, for a keyboard). */
+      drawer.addEventListener("close", function () {
+        toggles.forEach(function (toggle) {
+          var tip = window.bootstrap && window.bootstrap.Tooltip && window.bootstrap.Tooltip.getInstance(toggle);
+          if (!tip) { return; }
+          tip.hide();
+          // the focus handler shows it a moment later: hide it again the once it does
+          toggle.addEventListener("shown.bs.tooltip", function () { tip.hide(); }, {once: true});
+          window.setTimeout(function () { tip.hide(); }, 0);
+        });
+      });
+    }
     for (var i = 1; i < toggles.length; i++) {
       toggles[i].addEventListener("click", function (event) {
         event.preventDefault();
@@ -45,7 +62,30 @@
     var frame = viewer.querySelector(".tg-full-size-frame");
     frame.replaceChildren(copy);
     viewer.showModal();
-    frame.scrollTo(0, 0);
+    var left = topNodeX(copy.src, copy.width);
+    if (left === null) { left = copy.width / 2; }   // not a graph: its middle
+    frame.scrollTo(Math.max(0, left - frame.clientWidth / 2), 0);   // the top of the drawing, its top node in the middle
+  }
+
+  /* Where, in pixels across a drawing shown `width` wide, graphviz put its top node (the graph's
+   * output), or null when the drawing is no graphviz SVG stored in the page. */
+  function topNodeX(src, width) {
+    var prefix = "data:image/svg+xml;base64,";
+    if (src.indexOf(prefix) !== 0) { return null; }
+    try {
+      var svg = new DOMParser().parseFromString(atob(src.slice(prefix.length)), "image/svg+xml").documentElement;
+      var box = (svg.getAttribute("viewBox") || "").trim().split(/[\s,]+/).map(Number);
+      var shift = /translate\(\s*([-\d.]+)/.exec((svg.querySelector("g.graph") || svg).getAttribute("transform") || "");
+      var top = null;
+      svg.querySelectorAll("g.node text").forEach(function (text) {
+        var y = Number(text.getAttribute("y"));
+        if (top === null || y < top.y) { top = {x: Number(text.getAttribute("x")), y: y}; }
+      });
+      if (top === null || box.length !== 4 || !(box[2] > 0)) { return null; }
+      return (top.x + (shift ? Number(shift[1]) : 0) - box[0]) * width / box[2];
+    } catch (error) {
+      return null;
+    }
   }
 
   function zoomableDrawings() {
