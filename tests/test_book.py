@@ -546,22 +546,6 @@ def _top_node(src, width):
 
 @pytest.mark.book
 @pytest.mark.browser
-def test_on_a_phone_the_navigation_tooltip_goes_with_the_drawer(book, site, phone):
-    page = Page(phone, site, f"notebooks/{book['notebooks'][0].stem}.html")
-    page.page.locator(".primary-toggle:visible").first.tap()
-    page.page.wait_for_function("() => document.getElementById('pst-primary-sidebar-modal').open", timeout=5000)
-    page.page.keyboard.press("Escape")
-    assert not page.page.locator("#pst-primary-sidebar-modal").is_visible()
-    page.page.wait_for_timeout(600)   # longer than the tooltip's fade
-    shown = page.page.eval_on_selector_all(".tooltip", "ts => ts.filter(t => t.getClientRects().length && "
-                                           "getComputedStyle(t).opacity !== '0').map(t => t.innerText)")
-    assert shown == [], f"a tooltip stayed after the drawer closed: {shown}"
-    page.page.close()
-    assert page.problems == []
-
-
-@pytest.mark.book
-@pytest.mark.browser
 def test_a_dark_device_gets_the_dark_theme_and_readable_boxes(chromium, site):
     """No choice stored: the page follows the reader's prefers-color-scheme."""
     def luminance(rgb):

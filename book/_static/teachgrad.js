@@ -12,23 +12,6 @@
   function forwardPrimaryToggles() {
     var toggles = document.querySelectorAll(".primary-toggle");
     var first = toggles[0];
-    var drawer = document.getElementById("pst-primary-sidebar-modal");
-    if (drawer) {
-      /* The button's Bootstrap tooltip ("Toggle primary sidebar") shows when the button gets focus,
-       * and focus goes back to the button as the drawer closes; on a touch screen nothing then hides
-       * it, so it stayed over the page. Once the drawer has closed, the tooltip goes (focus stays on
-       * the button, for a keyboard). */
-      drawer.addEventListener("close", function () {
-        toggles.forEach(function (toggle) {
-          var tip = window.bootstrap && window.bootstrap.Tooltip && window.bootstrap.Tooltip.getInstance(toggle);
-          if (!tip) { return; }
-          tip.hide();
-          // the focus handler shows it a moment later: hide it again the once it does
-          toggle.addEventListener("shown.bs.tooltip", function () { tip.hide(); }, {once: true});
-          window.setTimeout(function () { tip.hide(); }, 0);
-        });
-      });
-    }
     for (var i = 1; i < toggles.length; i++) {
       toggles[i].addEventListener("click", function (event) {
         event.preventDefault();
