@@ -47,7 +47,9 @@ html_css_files = ["teachgrad.css"]
 html_js_files = ["teachgrad.js"]   # the phone's navigation drawer (a theme bug worked around), drawings full-size
 
 html_favicon = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_static", "favicon.svg")
-html_context = {"default_mode": "light"}   # unset, the theme logs "invalid theme mode" on a first visit
+# "auto": the page follows the reader's device (prefers-color-scheme), dark or light, until the reader
+# picks one with the theme's switch. Unset, the theme logs "invalid theme mode" on a first visit.
+html_context = {"default_mode": "auto"}
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None

@@ -519,8 +519,78 @@ def test_on_a_phone_a_drawing_opens_full_size_on_a_tap(site, phone):
     full = viewer.locator("img")
     assert full.get_attribute("alt") == graph.get_attribute("alt")
     assert abs(full.evaluate("i => i.getBoundingClientRect().width") - natural) < 1, "not at its own size"
+    # it opens at its top, with the top node (the output, highest in graphviz's drawing) on screen
+    x, y = _top_node(graph.get_attribute("src"), natural)
+    frame = viewer.locator(".tg-full-size-frame")
+    left, top, width = frame.evaluate("f => [f.scrollLeft, f.scrollTop, f.clientWidth]")
+    assert top == 0 and left + 20 <= x <= left + width - 20, (x, left, width)
     viewer.locator("button", has_text="close").tap()
     assert not viewer.is_visible()
+    page.page.close()
+    assert page.problems == []
+
+
+def _top_node(src, width):
+    """Where a graph's top node's label sits, in pixels across the drawing shown `width` wide (from its SVG)."""
+    import base64
+    import xml.etree.ElementTree as ET
+
+    svg = ET.fromstring(base64.b64decode(src.split(",", 1)[1]))
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    box = [float(v) for v in svg.get("viewBox").split()]
+    shift = re.search(r"translate\(\s*([-\d.]+)", svg.find("s:g", ns).get("transform") or "")
+    texts = [t for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "node" for t in g.findall("s:text", ns)]
+    top = min(texts, key=lambda t: float(t.get("y")))
+    return (float(top.get("x")) + (float(shift.group(1)) if shift else 0) - box[0]) * width / box[2], float(top.get("y"))
+
+
+@pytest.mark.book
+@pytest.mark.browser
+def test_a_dark_device_gets_the_dark_theme_and_readable_boxes(chromium, site):
+    """No choice stored: the page follows the reader's prefers-color-scheme."""
+    def luminance(rgb):
+        return sum(w * int(v) for w, v in zip((0.2126, 0.7152, 0.0722), re.findall(r"\d+", rgb)[:3])) / 255
+
+    for scheme in ("dark", "light"):
+        context = chromium.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+        page = Page(context, site, f"notebooks/{FIXTURE}.html")
+        assert page.page.evaluate("document.documentElement.dataset.theme") == scheme
+        body = page.page.evaluate("getComputedStyle(document.body).backgroundColor")
+        error = page.page.locator("div.cell_output div.output.error, div.cell_output div.output.traceback").first
+        box, text = error.evaluate("e => [getComputedStyle(e).backgroundColor, getComputedStyle(e.querySelector('pre')).color]")
+        if scheme == "dark":
+            assert luminance(body) < 0.2 and luminance(box) < 0.3 < luminance(text), (body, box, text)
+        else:
+            assert luminance(body) > 0.8 and luminance(box) > 0.7 > luminance(text), (body, box, text)
+        page.page.close()
+        context.close()
+        assert page.problems == []
+
+
+@pytest.mark.book
+@pytest.mark.browser
+def test_at_1280_a_wide_formula_scrolls_in_its_own_box(book, site, browser):
+    """Notebook 17's first formula is wider than the column at 1280 px: it scrolls, never clipped."""
+    wide = [p for p in book["notebooks"] if p.stem.startswith("17_")] or [book["notebooks"][-1]]
+    page = Page(browser, site, f"notebooks/{wide[0].stem}.html")
+    page.typeset()
+    boxes = page.page.eval_on_selector_all("article div.math mjx-container", """ms => ms.map(m => {
+        const s = getComputedStyle(m), column = m.closest("div.math").getBoundingClientRect();
+        const right = () => Math.max(...Array.from(m.querySelectorAll("mjx-math")).map(k => k.getBoundingClientRect().right));
+        const fits = m.scrollWidth <= m.clientWidth + 1, before = right();
+        m.scrollLeft = m.scrollWidth;
+        const after = right(), r = m.getBoundingClientRect();
+        m.scrollLeft = 0;
+        return {fits, overflow: s.overflowX, before, after, boxRight: r.right, columnRight: column.right};
+    })""")
+    assert boxes
+    if wide[0].stem.startswith("17_"):
+        assert not boxes[0]["fits"], "the test needs notebook 17's wide first formula"
+    for box in boxes:
+        assert box["boxRight"] <= box["columnRight"] + 1, box
+        if not box["fits"]:
+            assert box["overflow"] in ("auto", "scroll"), box
+            assert box["after"] <= box["boxRight"] + 1, f"the formula's end cannot be scrolled into view: {box}"
     page.page.close()
     assert page.problems == []
 

@@ -45,7 +45,30 @@
     var frame = viewer.querySelector(".tg-full-size-frame");
     frame.replaceChildren(copy);
     viewer.showModal();
-    frame.scrollTo(0, 0);
+    var left = topNodeX(copy.src, copy.width);
+    if (left === null) { left = copy.width / 2; }   // not a graph: its middle
+    frame.scrollTo(Math.max(0, left - frame.clientWidth / 2), 0);   // the top of the drawing, its top node in the middle
+  }
+
+  /* Where, in pixels across a drawing shown `width` wide, graphviz put its top node (the graph's
+   * output), or null when the drawing is no graphviz SVG stored in the page. */
+  function topNodeX(src, width) {
+    var prefix = "data:image/svg+xml;base64,";
+    if (src.indexOf(prefix) !== 0) { return null; }
+    try {
+      var svg = new DOMParser().parseFromString(atob(src.slice(prefix.length)), "image/svg+xml").documentElement;
+      var box = (svg.getAttribute("viewBox") || "").trim().split(/[\s,]+/).map(Number);
+      var shift = /translate\(\s*([-\d.]+)/.exec((svg.querySelector("g.graph") || svg).getAttribute("transform") || "");
+      var top = null;
+      svg.querySelectorAll("g.node text").forEach(function (text) {
+        var y = Number(text.getAttribute("y"));
+        if (top === null || y < top.y) { top = {x: Number(text.getAttribute("x")), y: y}; }
+      });
+      if (top === null || box.length !== 4 || !(box[2] > 0)) { return null; }
+      return (top.x + (shift ? Number(shift[1]) : 0) - box[0]) * width / box[2];
+    } catch (error) {
+      return null;
+    }
   }
 
   function zoomableDrawings() {
