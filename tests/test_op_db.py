@@ -26,26 +26,10 @@ KNOWN = {
     "norm.inf": ("silently wrong", "the gradient of norm(x, -inf) (and inf on ties) is not torch's"),
     "__rmatmul__": ("silently wrong", "x.__rmatmul__(y) with y a Variable returns NotImplemented where torch computes "
                                       "y @ x (Python's `y @ x` never calls it, so only a direct call meets it)"),
-    "div.trunc_rounding": ("crashes", "tg.div takes no rounding_mode keyword (TypeError: unexpected keyword)"),
-    "div.floor_rounding": ("crashes", "tg.div takes no rounding_mode keyword (TypeError: unexpected keyword)"),
     "nn.functional.batch_norm": ("crashes", "a 1-D input of 0 elements in training mode: IndexError"),
-    "cat": ("crashes", "torch's legacy rule (a 1-D empty tensor is skipped by cat) is not teachgrad's: IndexError"),
-    "bool": ("crashes", "Variable.bool() takes no memory_format keyword"),
-    "double": ("crashes", "Variable.double() takes no memory_format keyword"),
-    "float": ("crashes", "Variable.float() takes no memory_format keyword"),
-    "half": ("crashes", "Variable.half() takes no memory_format keyword"),
-    "int": ("crashes", "Variable.int() takes no memory_format keyword"),
-    "long": ("crashes", "Variable.long() takes no memory_format keyword"),
     "norm": ("crashes", "forward AD: teachgrad's norm has no jvp (torch's custom-Function message, not teachgrad's)"),
     "norm.fro": ("crashes", "as norm: forward AD, no jvp"),
     "norm.nuc": ("crashes", "p='nuc' reaches linalg_vector_norm, which takes a number (TypeError from torch)"),
-    # torch's function run on the data (api/interop.module_function): torch._C._VariableFunctions.<name>, whose
-    # arguments differ from torch.<name> where that is a Python function of torch/functional.py
-    "broadcast_tensors": ("crashes", "tg.broadcast_tensors is the ATen function: takes one list, not tensors"),
-    "block_diag": ("crashes", "tg.block_diag is the ATen function: takes one list, not tensors"),
-    "cartesian_prod": ("crashes", "tg.cartesian_prod is the ATen function: takes one list, not tensors"),
-    "cdist": ("crashes", "tg.cdist is the ATen function: compute_mode is an int there, not torch.cdist's string"),
-    "tensordot": ("crashes", "tg.tensordot is the ATen function: takes dims_self and dims_other, not dims"),
     # other node names
     "sum_to_size": ("other node", "x.sum_to_size(x.shape) returns x itself; torch records SumBackward0"),
     "__rsub__": ("other node", "SubBackward0 where torch records RsubBackward0"),

@@ -79,7 +79,10 @@ def module_function(name):
     modules, classes) stay an AttributeError: run on the data they would silently drop the Variables.
     Returns None when `name` is not such a function.
     """
-    func = getattr(torch._C._VariableFunctions, name, None)
+    # torch.<name> is torch's Python function where torch/functional.py defines one (broadcast_tensors(*tensors),
+    # tensordot(a, b, dims=...), cdist(x, y, compute_mode='...')): its arguments, not the ATen function's below it
+    func = (getattr(torch.functional, name) if name in torch.functional.__all__
+            else getattr(torch._C._VariableFunctions, name, None))
     if name.startswith("_") or func is None or not callable(func):
         return None
 

@@ -256,8 +256,12 @@ class TensorMethods:
     def mul(self, other: Operand) -> Variable:
         return self * other
 
-    def div(self, other: Operand) -> Variable:
-        return self / other
+    def div(self, other: Operand, *, rounding_mode: str | None | object = torch_signatures.NOT_GIVEN) -> Variable:
+        """self / other. Given rounding_mode ('trunc', 'floor', or even None), torch records DivBackward2, whose
+        derivative is zero for both inputs when the quotient is rounded (teachgrad/ops/arithmetic.py)."""
+        if rounding_mode is torch_signatures.NOT_GIVEN:
+            return self / other
+        return ops.DivRounding.apply(self, other, rounding_mode)
 
     def neg(self) -> Variable:
         return -self
@@ -596,7 +600,7 @@ class TensorMethods:
         """self, or the ToCopy that gives `target`'s device, dtype and layout (what torch's `to` made of the data)."""
         if target is self.data:
             return self
-        memory_format = _memory_format(target)
+        memory_format = _memory_format(target, self.data)
         if memory_format is torch.preserve_format and (target.device != self.device or target.dtype != self.dtype):
             return ops.ToCopy.apply(self, target.device, target.dtype)
         return ops.ToFreshCopy.apply(self, target.device, target.dtype, memory_format)
@@ -607,23 +611,32 @@ class TensorMethods:
     def cuda(self, device: torch.device | int | str | None = None) -> Variable:
         return self.to(torch.device("cuda") if device is None else torch.device("cuda", device) if isinstance(device, int) else device)
 
-    def double(self) -> Variable:
-        return self.to(torch.float64)
+    def _as_dtype(self, dtype, memory_format, name):
+        """x.float(memory_format=...) and its kin: torch's `to(dtype, memory_format=...)` (None: preserve_format)."""
+        if memory_format is None:
+            memory_format = torch.preserve_format
+        if not isinstance(memory_format, torch.memory_format):
+            raise TypeError(f"{name}(): argument 'memory_format' must be torch.memory_format, "
+                            f"not {type(memory_format).__name__}")
+        return self.to(dtype, memory_format=memory_format)
 
-    def float(self) -> Variable:
-        return self.to(torch.float32)
+    def double(self, *, memory_format: torch.memory_format | None = torch.preserve_format) -> Variable:
+        return self._as_dtype(torch.float64, memory_format, "double")
 
-    def half(self) -> Variable:
-        return self.to(torch.float16)
+    def float(self, *, memory_format: torch.memory_format | None = torch.preserve_format) -> Variable:
+        return self._as_dtype(torch.float32, memory_format, "float")
 
-    def long(self) -> Variable:
-        return self.to(torch.int64)
+    def half(self, *, memory_format: torch.memory_format | None = torch.preserve_format) -> Variable:
+        return self._as_dtype(torch.float16, memory_format, "half")
 
-    def int(self) -> Variable:
-        return self.to(torch.int32)
+    def long(self, *, memory_format: torch.memory_format | None = torch.preserve_format) -> Variable:
+        return self._as_dtype(torch.int64, memory_format, "long")
 
-    def bool(self) -> Variable:
-        return self.to(torch.bool)
+    def int(self, *, memory_format: torch.memory_format | None = torch.preserve_format) -> Variable:
+        return self._as_dtype(torch.int32, memory_format, "int")
+
+    def bool(self, *, memory_format: torch.memory_format | None = torch.preserve_format) -> Variable:
+        return self._as_dtype(torch.bool, memory_format, "bool")
 
     def type(self, dtype: Any = None, non_blocking: builtins.bool = False, **kwargs: Any) -> str | Variable:
         """torch's legacy `type`: with no type, the name of the tensor's type ('torch.FloatTensor', torch's
@@ -657,8 +670,11 @@ class TensorMethods:
     def mul_(self, other: Operand) -> Variable:
         return self._in_place(lambda v: v * other, lambda d, o: d.mul_(o), other)
 
-    def div_(self, other: Operand) -> Variable:
-        return self._in_place(lambda v: v / other, lambda d, o: d.div_(o), other)
+    def div_(self, other: Operand, *, rounding_mode: str | None | object = torch_signatures.NOT_GIVEN) -> Variable:
+        if rounding_mode is torch_signatures.NOT_GIVEN:
+            return self._in_place(lambda v: v / other, lambda d, o: d.div_(o), other)
+        return self._in_place(lambda v: v.div(other, rounding_mode=rounding_mode),
+                              lambda d, o: d.div_(o, rounding_mode=rounding_mode), other)
 
     def exp_(self) -> Variable:
         return self._in_place(ops.Exp.apply, lambda d, o: d.exp_())
@@ -816,12 +832,15 @@ def _warn_unserialized_hooks(variable):
                           stacklevel=3)
 
 
-def _memory_format(tensor):
-    """The layout `to` gave `tensor`, for ToCopy to make again: channels_last where torch made it so."""
+def _memory_format(tensor, source):
+    """The layout `to` gave `tensor` (a copy of `source`), for ToCopy to make again: channels_last where torch
+    made it so, contiguous where `to(..., memory_format=torch.contiguous_format)` made a strided source so."""
     if tensor.dim() == 4 and not tensor.is_contiguous() and tensor.is_contiguous(memory_format=torch.channels_last):
         return torch.channels_last
     if tensor.dim() == 5 and not tensor.is_contiguous() and tensor.is_contiguous(memory_format=torch.channels_last_3d):
         return torch.channels_last_3d
+    if tensor.is_contiguous() and not source.is_contiguous():
+        return torch.contiguous_format
     return torch.preserve_format
 
 

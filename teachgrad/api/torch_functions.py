@@ -11,6 +11,7 @@ import torch
 
 from .. import ops
 from ..rules import torch_leaves
+from .torch_signatures import NOT_GIVEN
 from ..core.variable import Variable
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
@@ -50,10 +51,12 @@ def mul(a: Operand, b: Operand) -> Variable:
     return _variable(a) * b
 
 
-def div(a: Operand, b: Operand) -> Variable:
+def div(a: Operand, b: Operand, *, rounding_mode: str | None | object = NOT_GIVEN) -> Variable:
+    """a / b; given rounding_mode (even None), torch records DivBackward2 (Variable.div says more)."""
     if _number_first(a, b):
-        return ops.Div.apply(a, _variable(b))
-    return _variable(a) / b
+        return ops.Div.apply(a, _variable(b)) if rounding_mode is NOT_GIVEN else \
+            ops.DivRounding.apply(a, _variable(b), rounding_mode)
+    return _variable(a).div(b, rounding_mode=rounding_mode)
 
 
 def pow(a: Operand, exponent: Operand) -> Variable:
@@ -212,7 +215,8 @@ def cat(tensors: Sequence[TensorLike], dim: int = 0) -> Variable:
     for k, x in enumerate(tensors):
         if x.dim() == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated")
-    return ops.Cat.apply(ops.shape.wrap_dim(dim, tensors[0].dim()), *tensors)
+    reference = next((x for x in tensors if not ops.shape.skipped_by_cat(x)), tensors[0])   # torch's legacy rule
+    return ops.Cat.apply(ops.shape.wrap_dim(dim, reference.dim()), *tensors)
 
 
 def stack(tensors: Sequence[TensorLike], dim: int = 0) -> Variable:

@@ -36,6 +36,9 @@ def keepdim_alias(keepdim: bool, keepdims: bool | None, name: str) -> bool:
     return keepdims
 
 
+NOT_GIVEN = object()   # a keyword the caller left out, where None is a value torch tells apart (div's rounding_mode)
+
+
 # --- softmax, log_softmax ------------------------------------------------------------------------
 
 def softmax(input: TensorLike, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:

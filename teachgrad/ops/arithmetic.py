@@ -118,6 +118,36 @@ def _true_div(a, b):
     return torch.div(a, b) if isinstance(a, (int, float)) else a / b
 
 
+class DivRounding(Function, node="DivBackward2", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
+    """div(a, b, rounding_mode=...): torch records DivBackward2 whenever rounding_mode is given (a number `b`
+    is an input too, an empty edge). With 'trunc' or 'floor' the result is a step function of a and b, and
+    torch's derivative is zero for both inputs (zeros, even where the incoming gradient is inf or nan);
+    with rounding_mode=None it is a / b's."""
+
+    @staticmethod
+    def forward(ctx, a, b, rounding_mode):
+        ctx.rounding_mode = rounding_mode
+        if rounding_mode is None:
+            return Div.forward(ctx, a, b)
+        ctx.save_for_backward(None, None)
+        return torch.div(a, b, rounding_mode=rounding_mode)   # a mode other than these two: torch's error
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.rounding_mode is None:
+            return (*Div.backward(ctx, grad), None)
+        needs_a, needs_b = ctx.needs_input_grad[:2]
+        zero = torch.zeros_like(grad)
+        return zero if needs_a else None, zero if needs_b else None, None
+
+    @staticmethod
+    def jvp(ctx, ta, tb, _rounding_mode):
+        if ctx.rounding_mode is None:
+            b = ctx._primals[1]
+            return total(times(ta, 1 / b), times(tb, -ctx._result / b))
+        return torch.zeros_like(ctx._result)
+
+
 class DivByNumber(Div, node="DivBackward1", numbers_are_inputs=False):
     """a / number, as torch's own kernels (not Python's `/`) record it."""
 

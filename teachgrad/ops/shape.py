@@ -571,18 +571,26 @@ def copy_to(dst, value):
 
 # --- joining ----------------------------------------------------------------------------------
 
+def skipped_by_cat(tensor) -> bool:
+    """torch's legacy rule: cat skips a 1-D tensor of 0 elements among tensors of any shape."""
+    return tensor.dim() == 1 and tensor.numel() == 0
+
+
 class Cat(Function, node="CatBackward0"):
     """Join tensors along an existing dimension; the gradient is cut back into pieces."""
 
     @staticmethod
     def forward(ctx, dim, *tensors):
-        ctx.dim, ctx.sizes = dim, [t.shape[dim] for t in tensors]
+        ctx.dim, ctx.sizes = dim, [None if skipped_by_cat(t) else t.shape[dim] for t in tensors]
         return torch.cat(tensors, dim)
 
     @staticmethod
     def backward(ctx, grad):
         pieces, start = [], 0
         for size in ctx.sizes:
+            if size is None:   # a skipped 1-D empty tensor: an empty gradient of its shape
+                pieces.append(grad.new_zeros(0))
+                continue
             pieces.append(grad.narrow(ctx.dim, start, size))
             start += size
         return (None, *pieces)
