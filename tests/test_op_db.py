@@ -22,13 +22,7 @@ FAILURES = ("silently wrong", "crashes", "other node")
 # op_db key (name.variant_test_name) -> (status, why). What teachgrad does today, found by this harness.
 KNOWN = {
     # teachgrad's own ops
-    "masked_fill": ("silently wrong", "forward AD drops the tangent of `value` when it is a 0-dim tensor"),
-    "norm.inf": ("silently wrong", "the gradient of norm(x, -inf) (and inf on ties) is not torch's"),
-    "__rmatmul__": ("silently wrong", "x.__rmatmul__(y) with y a Variable returns NotImplemented where torch computes "
-                                      "y @ x (Python's `y @ x` never calls it, so only a direct call meets it)"),
     "nn.functional.batch_norm": ("crashes", "a 1-D input of 0 elements in training mode: IndexError"),
-    "norm": ("crashes", "forward AD: teachgrad's norm has no jvp (torch's custom-Function message, not teachgrad's)"),
-    "norm.fro": ("crashes", "as norm: forward AD, no jvp"),
     "norm.nuc": ("crashes", "p='nuc' reaches linalg_vector_norm, which takes a number (TypeError from torch)"),
     # other node names
     "sum_to_size": ("other node", "x.sum_to_size(x.shape) returns x itself; torch records SumBackward0"),

@@ -143,3 +143,102 @@ def test_a_convolutions_second_derivative_is_refused_never_none(conv, wrt):
     for allow_unused in (False, True):
         with pytest.raises(NotImplementedError, match="second derivative of"):
             tg.autograd.grad(g.sum(), {"input": x, "weight": w}[wrt], allow_unused=allow_unused)
+
+
+# --- found by torch's op database (tests/test_op_db.py) ---
+
+@pytest.mark.parametrize("x_has_tangent", [True, False])
+def test_masked_fill_tangent_of_a_tensor_value_fills_the_masked_positions(x_has_tangent):
+    """torch's jvp of masked_fill with a 0-dim tensor `value`: the tangent of x where the mask is False, the
+    tangent of value where it is True (teachgrad used to give 0 there)."""
+    def snippet(lib):
+        fw = lib.autograd.forward_ad
+        x = lib.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], dtype=lib.float64)
+        value = lib.tensor(7.5, dtype=lib.float64)
+        mask = lib.tensor([[True, False, True], [False, False, True]])
+        with fw.dual_level():
+            if x_has_tangent:
+                x = fw.make_dual(x, lib.tensor([[0.5, 1.5, -2.5], [3.5, -4.5, 5.5]], dtype=lib.float64))
+            value = fw.make_dual(value, lib.tensor(-1.25, dtype=lib.float64))
+            out = fw.unpack_dual(x.masked_fill(mask, value))
+            return out.primal, out.tangent
+    same(snippet)
+
+
+def test_masked_fill_tensor_value_tangent_is_differentiable():
+    """The tangent of masked_fill, recorded when an input requires grad (reverse over forward), as torch's."""
+    def snippet(lib):
+        fw = lib.autograd.forward_ad
+        x = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        value = lib.tensor(7.5, dtype=lib.float64, requires_grad=True)
+        value_t = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+        mask = lib.tensor([True, False, True])
+        with fw.dual_level():
+            out = fw.unpack_dual(x.masked_fill(mask, fw.make_dual(value, value_t)))
+            (out.tangent * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum().backward()
+            return out.primal, out.tangent, value_t.grad
+    same(snippet)
+
+
+@pytest.mark.parametrize("value", [lambda lib: 7.5, lambda lib: lib.tensor(7.5, dtype=lib.float64),
+                                   lambda lib: lib.tensor(7.5, dtype=lib.float64, requires_grad=True)])
+def test_masked_fill_node_names_and_gradients(value):
+    """torch records MaskedFillBackward0 for a number `value` and MaskedFillBackward1 for a 0-dim tensor."""
+    def snippet(lib):
+        x = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        v = value(lib)
+        out = x.masked_fill(lib.tensor([True, False, True]), v)
+        (out * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum().backward()
+        return out, type(out.grad_fn).__name__, x.grad, getattr(v, "grad", None)
+    same(snippet)
+
+
+NORM_INPUTS = {
+    "distinct": [[1.5, -3.0, 2.0], [-0.5, 4.0, -1.0]],
+    "ties": [[3.0, -3.0, 1.0], [-2.0, 2.0, -2.0]],
+    "zeros": [[0.0, 0.0, 1.0], [0.0, 0.0, 0.0]],
+    "negative zero ties": [[-0.0, 2.0, 0.0], [5.0, -5.0, 1.0]],
+    "inf and nan": [[float("inf"), -2.0, float("-inf")], [float("nan"), 5.0, 1.0]],
+}
+
+
+@pytest.mark.parametrize("dim", [None, 1, 0, (0, 1)])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("p", [float("inf"), float("-inf")])
+@pytest.mark.parametrize("values", NORM_INPUTS.values(), ids=NORM_INPUTS.keys())
+def test_inf_norms_value_and_gradient(values, p, keepdim, dim):
+    """torch's derivative of the inf and -inf norms: grad / (the number of elements whose |x| is the norm) times
+    sign(x), on those elements only (teachgrad used p's general formula for -inf)."""
+    def snippet(lib):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        y = x.norm(p, dim, keepdim)
+        (y * lib.arange(1.0, y.numel() + 1, dtype=lib.float64).reshape(y.shape)).sum().backward()
+        return y, x.grad, type(y.grad_fn).__name__
+    same(snippet)
+
+
+@pytest.mark.parametrize("p", [float("inf"), float("-inf"), 2, 1, 3, 0])
+@pytest.mark.parametrize("dim", [None, 1, (0, 1)])
+@pytest.mark.parametrize("values", NORM_INPUTS.values(), ids=NORM_INPUTS.keys())
+def test_norm_tangent(values, dim, p):
+    """The tangent of norm (torch's linalg_vector_norm jvp): for inf and -inf, the mean of sign(x) * tangent over
+    the elements whose |x| is the norm (teachgrad's norm had no jvp: forward AD raised)."""
+    def snippet(lib):
+        fw = lib.autograd.forward_ad
+        x = lib.tensor(values, dtype=lib.float64)
+        with fw.dual_level():
+            tangent = lib.tensor([[0.5, 1.5, -2.5], [3.5, -4.5, 5.5]], dtype=lib.float64)
+            out = fw.unpack_dual(lib.norm(fw.make_dual(x, tangent), p, dim))
+            return out.primal, out.tangent
+    same(snippet)
+
+
+def test_rmatmul_called_directly_with_a_variable_computes_other_at_self():
+    """x.__rmatmul__(y) is y @ x in torch, for y a tensor of the same kind (Python's `y @ x` never calls it)."""
+    def snippet(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([[0.5, -1.0], [2.0, 1.5]], dtype=lib.float64, requires_grad=True)
+        out = x.__rmatmul__(y)
+        out.sum().backward()
+        return out, x.grad, y.grad, type(out.grad_fn).__name__
+    same(snippet)

@@ -238,8 +238,9 @@ class TensorMethods:
     def __matmul__(self, other: TensorLike) -> Variable:
         return ops.matmul(self, other) if isinstance(other, (variable_class.Variable, torch.Tensor)) else NotImplemented
 
-    def __rmatmul__(self, other: torch.Tensor) -> Variable:
-        return ops.matmul(other, self) if isinstance(other, torch.Tensor) else NotImplemented
+    def __rmatmul__(self, other: TensorLike) -> Variable:
+        """other @ self (Python calls it for a torch tensor on the left; called directly, a Variable works too)."""
+        return ops.matmul(other, self) if isinstance(other, (variable_class.Variable, torch.Tensor)) else NotImplemented
 
     def __neg__(self) -> Variable:
         return ops.Neg.apply(self)
@@ -389,7 +390,8 @@ class TensorMethods:
 
     def masked_fill(self, mask: TensorLike, value: Number | TensorLike) -> Variable:
         """`value` where `mask` is True, self elsewhere (the gradient flows where the mask is False)."""
-        return ops.MaskedFill.apply(self, mask.data if isinstance(mask, variable_class.Variable) else mask, value)
+        op = ops.MaskedFillTensor if isinstance(value, (variable_class.Variable, torch.Tensor)) else ops.MaskedFill
+        return op.apply(self, mask.data if isinstance(mask, variable_class.Variable) else mask, value)
 
     def norm(self, p: Number | str = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Variable:
         """The vector norm (2 by default) of all elements, or along `dim`."""

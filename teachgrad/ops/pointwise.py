@@ -375,8 +375,15 @@ class MaskedFill(Function, node="MaskedFillBackward0", saves=("mask",), nondiffe
         return grad.where(~mask, 0.0), None, grad_value
 
     @staticmethod
-    def jvp(ctx, ta, _mask, _value):
-        return ta.where(~ctx._primals[1], 0.0)
+    def jvp(ctx, ta, _mask, tvalue):
+        """x's tangent where the mask is False; where it holds, the tangent of `value` (a 0-dim tensor's; 0 for a
+        number)."""
+        mask = ctx._primals[1]
+        return ta.where(~mask, 0.0) if tvalue is None else ta.masked_fill(mask, tvalue)
+
+
+class MaskedFillTensor(MaskedFill, node="MaskedFillBackward1"):
+    """masked_fill with `value` a 0-dim tensor (torch's masked_fill.Tensor): the same formulas, another name."""
 
 
 # pack_order: torch packs other before self (its saved inputs by name)

@@ -165,9 +165,12 @@ class MinDim(_ExtremeDim, node="MinBackward0"):
 
 
 class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result")):
-    """The p-norm (sum |a|^p)^(1/p), of all elements or along `dim`.
+    """The p-norm (sum |a|^p)^(1/p), of all elements or along `dim`; for p = inf the largest |a|, for -inf the
+    smallest.
 
-    d/da = a |a|^(p-2) / norm^(p-1): a / norm for p = 2, sign(a) for p = 1; 0 where the norm is 0.
+    d/da = a |a|^(p-2) / norm^(p-1): a / norm for p = 2, sign(a) for p = 1; 0 where the norm is 0. For p = inf
+    and -inf, torch spreads the gradient evenly over the elements whose |a| is the norm (ties share it, and a nan
+    counts as one), each times sign(a).
     """
 
     @staticmethod
@@ -190,31 +193,45 @@ class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result"))
             return a.sign() * grad, None, None, None
         if p == 2:
             return grad * (a / norm).where(~zero, 0.0), None, None, None   # in torch's order, so its bits
-        if p == float("inf"):
-            hits = a.data.abs() == norm.data
-            count = hits.sum() if ctx.dims is None else hits.sum(ctx.dims, keepdim=True)
-            return (a.sign() * (grad / count)).where(hits, 0.0), None, None, None
+        if abs(p) == float("inf"):   # the elements that are the max (inf) or min (-inf) of |a|, or nan
+            hits = _norm_hits(a.data, norm.data)
+            count = hits.sum(_reduced(ctx.dims, a.dim()), keepdim=True)
+            return a.sign() * (grad / count * hits), None, None, None
         return a * a.abs().pow(p - 2) * (grad / norm.pow(p - 1)).where(~zero, 0.0), None, None, None
+
+    @staticmethod
+    def jvp(ctx, ta, _p, _dim, _keepdim):
+        """The tangent of the norm (torch's linalg_vector_norm jvp): sum(a |a|^(p-2) ta) / norm^(p-1), 0 where
+        the norm is 0; sum(sign(a) ta) for p = 1; for inf and -inf, the mean of sign(a) ta over the hits."""
+        a, p, result = ctx._primals[0], ctx.p, ctx._result
+        dims, keepdim = ctx.dims, ctx.keepdim
+        norm = _restore_dims(result, dims, a.dim(), keepdim) if dims is not None else result
+        def summed(x):
+            return x.sum(_reduced(dims, a.dim()), keepdim=keepdim)
+        if p == 0:
+            return torch.zeros_like(result)
+        if p == 1:
+            return summed(a.sgn() * ta)
+        if abs(p) == float("inf"):
+            hits = _norm_hits(a, norm, nan_only_where_the_norm_is_nan=True).to(result.dtype)
+            return summed(a.sgn() * ta * hits) / summed(hits)
+        if p == 2:
+            return (summed(a * ta) / result).where(result != 0, 0.0)
+        return (summed(a.abs().pow(p - 2) * a * ta) / result.pow(p - 1)).where(result != 0, 0.0)
+
+
+def _reduced(dims, ndim):
+    """The reduced dimensions: `dims`, or every dimension for the norm of all elements."""
+    return tuple(range(ndim)) if dims is None else dims
+
+
+def _norm_hits(a, norm, nan_only_where_the_norm_is_nan=False):
+    """Where |a| is the inf (or -inf) norm: the elements its derivative goes to. A nan element counts as one too
+    (for the tangent, only where the norm is nan as well, as in torch's formulas)."""
+    nan = a.isnan() & norm.isnan() if nan_only_where_the_norm_is_nan else a.isnan()
+    return (a.abs() == norm) | nan
 
 
 class NormDim(Norm, node="NormBackward1"):
     """The p-norm along `dim` as torch's own kernels compute it (at::norm, as in pairwise_distance): torch records it
     under a name of its own; the formula is vector_norm's."""
-
-    @staticmethod
-    def jvp(ctx, ta, _p, _dim, _keepdim):
-        """The tangent of the norm: sum(a |a|^(p-2) ta) / norm^(p-1) (0 where the norm is 0)."""
-        a, p = ctx._primals[0], ctx.p
-        dims, keepdim = ctx.dims, ctx.keepdim
-        norm = _restore_dims(ctx._result, dims, a.dim(), keepdim) if dims is not None else ctx._result
-        summed = (lambda x: x.sum(dims, keepdim=keepdim)) if dims is not None else (lambda x: x.sum())
-        if p == 0:
-            return torch.zeros_like(ctx._result)
-        if p == 1:
-            return summed(a.sgn() * ta)
-        if p == float("inf"):
-            hits = a.abs() == norm
-            count = hits.sum() if dims is None else hits.sum(dims, keepdim=True)
-            return summed((a.sign() * ta / count).where(hits, 0.0))
-        share = a * a.abs().pow(p - 2) / norm.pow(p - 1)
-        return summed(share.where(norm != 0, 0.0) * ta)
