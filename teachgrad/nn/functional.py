@@ -385,7 +385,7 @@ def kl_div(input: TensorLike, target: TensorLike, size_average: bool | None = No
     target (log target - input), i.e. xlogy(t, t) - t·input, or with log_target exp(t)·(t - input).
     'batchmean' is the sum divided by the batch size (the true KL divergence); 'mean' divides by every element."""
     if size_average is not None or reduce is not None:
-        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+        reduction_enum = _Reduction.get_enum(_reduction_of(size_average, reduce, reduction))
     else:
         if reduction == "mean":
             warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
@@ -455,10 +455,7 @@ def margin_ranking_loss(input1: TensorLike, input2: TensorLike, target: TensorLi
                         size_average: bool | None = None, reduce: bool | None = None,
                         reduction: str = "mean") -> Variable:
     """max(0, -target (input1 - input2) + margin): target 1 says input1 should rank higher, -1 lower."""
-    if size_average is not None or reduce is not None:
-        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
-    else:
-        reduction_enum = _Reduction.get_enum(reduction)
+    reduction_enum = _Reduction.get_enum(_reduction_of(size_average, reduce, reduction))
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
@@ -470,10 +467,7 @@ def hinge_embedding_loss(input: TensorLike, target: TensorLike, margin: float = 
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Variable:
     """input where target is 1, max(0, margin - input) where it is -1 (summed where it is neither), reduced."""
-    if size_average is not None or reduce is not None:
-        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
-    else:
-        reduction_enum = _Reduction.get_enum(reduction)
+    reduction_enum = _Reduction.get_enum(_reduction_of(size_average, reduce, reduction))
     labels, zeros = _plain(target), torch.zeros_like(_plain(input))
     margin_clamp = ops.ClampMin.apply(ops.Sub.apply(margin, input), 0, None)
     output = ops.Add.apply(ops.Where.apply(labels != 1, margin_clamp, zeros), ops.Where.apply(labels != -1, input, zeros))
@@ -488,10 +482,7 @@ def logsigmoid(input: TensorLike) -> Variable:
 def soft_margin_loss(input: TensorLike, target: TensorLike, size_average: bool | None = None,
                      reduce: bool | None = None, reduction: str = "mean") -> Variable:
     """log(1 + exp(-target · input)) for labels ±1, reduced (torch's kernel; no gradient for the labels)."""
-    if size_average is not None or reduce is not None:
-        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
-    else:
-        reduction_enum = _Reduction.get_enum(reduction)
+    reduction_enum = _Reduction.get_enum(_reduction_of(size_average, reduce, reduction))
     if getattr(target, "requires_grad", False):
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
                            "This input cannot have requires_grad True.")
@@ -523,10 +514,7 @@ def cosine_embedding_loss(input1: TensorLike, input2: TensorLike, target: Tensor
                           reduction: str = "mean") -> Variable:
     """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1, reduced; the cosine is
     taken along the last dim (each row of a batch, or one vector against another for a 0-D target)."""
-    if size_average is not None or reduce is not None:
-        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
-    else:
-        reduction_enum = _Reduction.get_enum(reduction)
+    reduction_enum = _Reduction.get_enum(_reduction_of(size_average, reduce, reduction))
     dim = target.dim()
     if dim not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -562,10 +550,7 @@ def triplet_margin_loss(anchor: TensorLike, positive: TensorLike, negative: Tens
                         reduce: bool | None = None, reduction: str = "mean") -> Variable:
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-distance; with `swap`, the
     negative's distance is the smaller of its distances to anchor and to positive."""
-    if size_average is not None or reduce is not None:
-        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
-    else:
-        reduction_enum = _Reduction.get_enum(reduction)
+    reduction_enum = _Reduction.get_enum(_reduction_of(size_average, reduce, reduction))
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
