@@ -12,7 +12,7 @@ import torch.autograd.forward_ad as tfw
 import teachgrad as tg
 from teachgrad.check import gradcheck
 
-from .helpers import graph_names
+from .helpers import assert_values_graph_and_grads_match, close_for, graph_names
 from .twins import same
 
 gfw = tg.autograd.forward_ad
@@ -159,18 +159,10 @@ def _inputs(specs, seed, dtype=torch.float64):
     return ([tg.Variable(d.clone(), requires_grad=True) for d in datas], [d.clone().requires_grad_() for d in datas])
 
 
-def _close(a, b, dtype):
-    a = a.data if isinstance(a, tg.Variable) else a
-    b = b.detach()
-    tol = dict(atol=1e-10, rtol=1e-7) if dtype == torch.float64 else dict(atol=1e-5, rtol=1e-4)
-    return a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b, equal_nan=True, **tol)
-
-
 def _cast(fn, dtype):
     """The case with its constant labels in `dtype` too."""
     if dtype == torch.float64:
         return fn
-    global SIGNS, ROW_SIGNS, BITS
 
     def run(lib, *xs):
         global SIGNS, ROW_SIGNS, BITS
@@ -189,16 +181,7 @@ def test_values_graph_and_grads_match_torch(case, dtype):
     name, specs, fn = case
     fn = _cast(fn, dtype)
     ours_in, theirs_in = _inputs(specs, seed=len(name), dtype=dtype)
-    ours, theirs = fn(tg, *ours_in), fn(torch, *theirs_in)
-    assert _close(ours, theirs, dtype), (ours, theirs)
-    assert graph_names(ours) == graph_names(theirs)
-    seed = torch.randn(theirs.shape, dtype=dtype, generator=torch.Generator().manual_seed(1))
-    ours.backward(tg.Variable(seed.clone()))
-    theirs.backward(seed.clone())
-    for a, b in zip(ours_in, theirs_in):
-        assert (a.grad is None) == (b.grad is None)
-        if b.grad is not None:
-            assert _close(a.grad, b.grad, dtype), (name, a.grad, b.grad)
+    assert_values_graph_and_grads_match(name, fn, ours_in, theirs_in, dtype)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] not in NOT_THE_DERIVATIVE], ids=lambda c: c[0])
@@ -218,8 +201,8 @@ def test_forward_mode_matches_torch(case):
         theirs = tfw.unpack_dual(fn(torch, *[tfw.make_dual(x.detach(), t) for x, t in zip(theirs_in, tangents)]))
     with gfw.dual_level():
         ours = gfw.unpack_dual(fn(tg, *[gfw.make_dual(x.detach(), t.clone()) for x, t in zip(ours_in, tangents)]))
-    assert _close(ours.primal, theirs.primal, torch.float64)
-    assert _close(ours.tangent, theirs.tangent, torch.float64), (ours.tangent, theirs.tangent)
+    assert close_for(ours.primal, theirs.primal, torch.float64)
+    assert close_for(ours.tangent, theirs.tangent, torch.float64), (ours.tangent, theirs.tangent)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] not in FIRST_ORDER_ONLY], ids=lambda c: c[0])
@@ -244,7 +227,7 @@ def test_double_backward_matches_torch(case):
         if b is None or not b.any():
             assert a is None or not a.data.any()
         else:
-            assert a is not None and _close(a, b, torch.float64), (name, a, b)
+            assert a is not None and close_for(a, b, torch.float64), (name, a, b)
 
 
 # --- the nn modules: torch's own, calling F.*, which reaches teachgrad's ---------------------------------------
@@ -266,11 +249,11 @@ def test_nn_loss_modules_run_teachgrads_functions(case):
     ours_in, theirs_in = _inputs(specs, seed=11)
     ours, theirs = make(tg.nn)(*ours_in), make(torch.nn)(*theirs_in)
     assert isinstance(ours, tg.Variable)
-    assert _close(ours, theirs, torch.float64) and graph_names(ours) == graph_names(theirs)
+    assert close_for(ours, theirs, torch.float64) and graph_names(ours) == graph_names(theirs)
     ours.backward()
     theirs.backward()
     for a, b in zip(ours_in, theirs_in):
-        assert _close(a.grad, b.grad, torch.float64)
+        assert close_for(a.grad, b.grad, torch.float64)
 
 
 def test_torch_functional_called_with_variables_runs_teachgrads_losses():
@@ -411,10 +394,10 @@ def test_plain_torch_targets_and_variable_inputs_match_torch():
                  lambda lib, x: F(lib).triplet_margin_loss(x, target, -target)):
         ours_in, theirs_in = _inputs([((3, 4), "n")], seed=16)
         ours, theirs = call(tg, *ours_in), call(torch, *theirs_in)
-        assert _close(ours, theirs, torch.float64) and graph_names(ours) == graph_names(theirs)
+        assert close_for(ours, theirs, torch.float64) and graph_names(ours) == graph_names(theirs)
         ours.backward()
         theirs.backward()
-        assert _close(ours_in[0].grad, theirs_in[0].grad, torch.float64)
+        assert close_for(ours_in[0].grad, theirs_in[0].grad, torch.float64)
 
 
 LABELLED_MODULES = [
@@ -431,10 +414,10 @@ def test_nn_loss_modules_with_labels_run_teachgrads_functions(case):
     ours_in, theirs_in = _inputs([((3, 4), "n")], seed=17)
     ours, theirs = make(tg.nn)(*arguments(ours_in[0])), make(torch.nn)(*arguments(theirs_in[0]))
     assert isinstance(ours, tg.Variable)
-    assert _close(ours, theirs, torch.float64) and graph_names(ours) == graph_names(theirs)
+    assert close_for(ours, theirs, torch.float64) and graph_names(ours) == graph_names(theirs)
     ours.backward()
     theirs.backward()
-    assert _close(ours_in[0].grad, theirs_in[0].grad, torch.float64)
+    assert close_for(ours_in[0].grad, theirs_in[0].grad, torch.float64)
 
 
 def test_conv_transpose_module_runs_teachgrads_function():
@@ -442,9 +425,9 @@ def test_conv_transpose_module_runs_teachgrads_function():
     layer = torch.nn.ConvTranspose2d(2, 3, 3, stride=2, output_padding=1).double()
     x, t = _inputs([((1, 2, 4, 4), "n")], seed=18)
     ours, theirs = layer(x[0]), layer(t[0])
-    assert type(ours.grad_fn).__name__ == "ConvolutionBackward0" and _close(ours, theirs, torch.float64)
+    assert type(ours.grad_fn).__name__ == "ConvolutionBackward0" and close_for(ours, theirs, torch.float64)
     ours.sum().backward()
     ours_weight_grad = layer.weight.grad.clone()
     layer.weight.grad = None
     theirs.sum().backward()
-    assert torch.allclose(ours_weight_grad, layer.weight.grad) and _close(x[0].grad, t[0].grad, torch.float64)
+    assert torch.allclose(ours_weight_grad, layer.weight.grad) and close_for(x[0].grad, t[0].grad, torch.float64)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import teachgrad as tg
 from teachgrad.check import gradcheck, gradgradcheck
 
-from .helpers import graph_names
+from .helpers import assert_values_graph_and_grads_match, close_for, graph_names
 
 gfw = tg.autograd.forward_ad
 
@@ -211,30 +211,13 @@ def _same_layout(d):
     return wide[..., 0]
 
 
-def _close(a, b, dtype):
-    a = a.data if isinstance(a, tg.Variable) else a
-    b = b.detach()
-    tol = dict(atol=1e-10, rtol=1e-7) if dtype == torch.float64 else dict(atol=1e-5, rtol=1e-4)
-    return a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b, equal_nan=True, **tol)
-
-
 def _compare(case, dtype=torch.float64, contiguous=True):
     name, shapes, fn = case
     ours_in, theirs_in = _inputs(shapes, seed=len(name), dtype=dtype, contiguous=contiguous,
                                  away_from_kinks=name in PIECEWISE)
     if not contiguous:
         assert all(not t.is_contiguous() for t in theirs_in if t.dim() > 0 and t.numel() > 1)
-    ours, theirs = fn(tg, *ours_in), fn(torch, *theirs_in)
-    assert _close(ours, theirs, dtype), (ours, theirs)
-    assert graph_names(ours) == graph_names(theirs)
-    seed = torch.randn(theirs.shape, dtype=dtype, generator=torch.Generator().manual_seed(1))
-    ours.backward(tg.Variable(seed.clone()))
-    theirs.backward(seed.clone())
-    for a, b in zip(ours_in, theirs_in):
-        assert (a.grad is None) == (b.grad is None)
-        if b.grad is not None:
-            assert _close(a.grad, b.grad, dtype), (name, a.grad, b.grad)
-    return ours, theirs
+    return assert_values_graph_and_grads_match(name, fn, ours_in, theirs_in, dtype)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -293,8 +276,8 @@ def test_forward_mode_matches_torch(case, dtype):
         theirs = tfw.unpack_dual(fn(torch, *[tfw.make_dual(x.detach(), t) for x, t in zip(theirs_in, tangents)]))
     with gfw.dual_level():
         ours = gfw.unpack_dual(fn(tg, *[gfw.make_dual(x.detach(), t.clone()) for x, t in zip(ours_in, tangents)]))
-    assert _close(ours.primal, theirs.primal, dtype)
-    assert _close(ours.tangent, theirs.tangent, dtype), (ours.tangent, theirs.tangent)
+    assert close_for(ours.primal, theirs.primal, dtype)
+    assert close_for(ours.tangent, theirs.tangent, dtype), (ours.tangent, theirs.tangent)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] not in FIRST_ORDER_ONLY], ids=lambda c: c[0])
@@ -324,7 +307,7 @@ def test_double_backward_matches_torch(case):
         if b is None:
             assert a is None or not a.data.any()
         else:
-            assert a is not None and _close(a, b, torch.float64), (name, a, b)
+            assert a is not None and close_for(a, b, torch.float64), (name, a, b)
 
 
 def test_conv_double_backward_is_refused_with_a_clear_error():
@@ -334,12 +317,12 @@ def test_conv_double_backward_is_refused_with_a_clear_error():
     tx, tw = x.data.clone().requires_grad_(), w.data.clone().requires_grad_()
     gx, = tg.grad((tg.conv1d(x, w) ** 2).sum(), x, create_graph=True)
     tgx, = torch.autograd.grad((torch.conv1d(tx, tw) ** 2).sum(), tx, create_graph=True)
-    assert _close(gx, tgx, torch.float64) and gx.requires_grad
+    assert close_for(gx, tgx, torch.float64) and gx.requires_grad
     with pytest.raises(NotImplementedError, match="teachgrad does not compute the second derivative of convolution"):
         gx.sum().backward()
     # first order under create_graph, when nothing upstream requires grad, is still plain
     g, = tg.grad(tg.conv1d(x, w.detach()).sum(), x, create_graph=True)
-    assert _close(g, torch.autograd.grad(torch.conv1d(tx, tw.detach()).sum(), tx)[0], torch.float64)
+    assert close_for(g, torch.autograd.grad(torch.conv1d(tx, tw.detach()).sum(), tx)[0], torch.float64)
 
 
 def test_batch_norm_updates_running_stats_as_torch():
@@ -381,7 +364,7 @@ def test_native_dropout_function_matches_torchs_fused_kernel():
     assert torch.equal(out.data, t_out.detach()) and torch.equal(mask.data, t_mask)
     assert out.grad_fn.name() == t_out.grad_fn.name() == "NativeDropoutBackward0" and not mask.requires_grad
     v = torch.randn(4, 5, dtype=torch.float64)
-    assert _close(tg.grad(out, out.grad_fn.next_functions[0][0].variable, tg.Variable(v))[0],
+    assert close_for(tg.grad(out, out.grad_fn.next_functions[0][0].variable, tg.Variable(v))[0],
                   torch.autograd.grad(t_out, t_out.grad_fn.next_functions[0][0].variable, v)[0], torch.float64)
 
 
@@ -589,11 +572,11 @@ def test_random_shapes_and_dims_match_torch(shape, data, op, keepdim, flag):
     x = x + torch.arange(x.numel(), dtype=torch.float64).reshape(shape) * 1e-3   # no ties for sort
     ours, theirs = tg.Variable(x.clone(), requires_grad=True), x.clone().requires_grad_()
     a, b = _REDUCING[op](ours, dim, keepdim, flag), _REDUCING[op](theirs, dim, keepdim, flag)
-    assert _close(a, b, torch.float64) and graph_names(a) == graph_names(b)
+    assert close_for(a, b, torch.float64) and graph_names(a) == graph_names(b)
     v = torch.randn(b.shape, dtype=torch.float64)
     a.backward(tg.Variable(v.clone()))
     b.backward(v.clone())
-    assert _close(ours.grad, theirs.grad, torch.float64)
+    assert close_for(ours.grad, theirs.grad, torch.float64)
 
 
 def test_pad_modes_other_than_constant_are_refused_clearly():
