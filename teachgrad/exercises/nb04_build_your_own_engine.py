@@ -53,6 +53,11 @@ def _called_an_engine(watch: _AutogradWatch, fn_name: str) -> str | None:
             "      running each node yourself")
 
 
+# The graphs both engine checks run a learner's engine on: (what the verdict calls it, how to make it in a library)
+_GRAPHS = [("the diamond chain of depth 3", lambda lib: diamond_chain(lib, 3))]
+_GRAPHS += [(f"random graph {seed}", lambda lib, seed=seed: random_graph(lib, seed)) for seed in range(8)]
+
+
 def _engine_problem(engine: Callable, fn_name: str, root: Any, leaves: Any, expected: Any, unreached: str,
                     rule: str, recursion_limit: bool = False) -> str | None:
     """Run a learner's engine on one graph: what is not yet right about it (or None), in the order a learner
@@ -80,9 +85,7 @@ def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
              "next_functions node, decrease that node's count, and push it when the count reaches 0; "
              "4) an AccumulateGrad node (it has .variable) is where a leaf's gradient ends up.")
     call = "check_my_grad(my_grad, hint=2)"
-    cases = [("the diamond chain of depth 3", lambda lib: diamond_chain(lib, 3))]
-    cases += [(f"random graph {seed}", lambda lib, seed=seed: random_graph(lib, seed)) for seed in range(8)]
-    for name, make in cases:
+    for name, make in _GRAPHS:
         root, leaves, expected = _graph_and_grads(make)
         problem = _engine_problem(my_grad, "my_grad", root, leaves, expected,
                                   "your engine never reached its AccumulateGrad node",
@@ -174,9 +177,7 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
              "the node's sum, run(node, grad), add each gradient it sends into its next node's entry; an "
              "AccumulateGrad node's sum is its leaf's gradient.")
     call = "check_topo_grad(topological_order, topo_grad, hint=2)"
-    cases = [("the diamond chain of depth 3", lambda lib: diamond_chain(lib, 3))]
-    cases += [(f"random graph {seed}", lambda lib, seed=seed: random_graph(lib, seed)) for seed in range(8)]
-    cases += [(f"a chain {DEEP} nodes deep", lambda lib: deep_chain(lib, DEEP))]
+    cases = _GRAPHS + [(f"a chain {DEEP} nodes deep", lambda lib: deep_chain(lib, DEEP))]
     for name, make in cases:
         root, leaves, expected = _graph_and_grads(make)
         try:
