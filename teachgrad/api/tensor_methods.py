@@ -15,12 +15,10 @@ import warnings
 
 import torch
 
-from . import torch_signatures, interop
-from ..rules import grad_mode, views
-from ..rules.in_place import write_in_place
 from .. import ops
-from ..rules import variable_class
-from ..rules import tangents
+from ..rules import tangents, variable_class
+from ..rules.in_place import write_in_place
+from . import interop, torch_signatures
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
     import builtins   # for `builtins.bool` below `def bool`, where `bool` names that method (torch's stubs say `_bool`)

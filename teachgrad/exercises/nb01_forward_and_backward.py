@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
 import teachgrad as tg
 from ._verdicts import Verdict, _correct, _not_yet, _number, _close
 

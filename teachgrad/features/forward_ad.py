@@ -22,15 +22,13 @@ jvp and save_for_forward), tests/test_func.py (jvp, jacfwd) and tests/test_new_o
 """
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, TypeAlias
 
 import torch
 
 from .. import ops
-from ..rules import tangents, torch_leaves, variable_class
+from ..rules import grad_mode, torch_leaves, variable_class
 from ..rules.tangents import _no_tangents, _own_tangent, enter_dual_level, exit_dual_level, set_tangent, tangent_of
-from ..rules import grad_mode
 
 if TYPE_CHECKING:   # names for the hints only
     from ..core.variable import Variable
