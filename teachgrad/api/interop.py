@@ -18,7 +18,7 @@ tests/test_torch_autograd_entry_points.py (torch.autograd.grad / backward / grad
 
 import torch
 
-from ..rules import grad_mode, torch_leaves
+from ..rules import batching, grad_mode, torch_leaves
 from ..rules import variable_class
 from ..rules import tangents, torch_gradcheck
 
@@ -38,6 +38,11 @@ def handle(func, args, kwargs):
     if func in AUTOGRAD_ENTRY_POINTS:
         return AUTOGRAD_ENTRY_POINTS[func](*args, **kwargs)
     Variable = variable_class.Variable
+    if batching.vmap_depth and _any((args, kwargs), lambda v: getattr(v, "_levels", None)):   # under vmap: only
+        ours, _ = _teachgrad_version(func, Variable)                         # teachgrad's ops have batching rules
+        if ours is None:
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {_name(func)}")
+        return ours(*args, **kwargs)
     recording = grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)
     if not (recording or (grad_mode.forward_level >= 0 and _any_dual((args, kwargs)))):
         return _wrap(func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable)), Variable)
