@@ -15,8 +15,10 @@ them: `grad(grad(f))`), and a result that depends on nothing outside the transfo
 in teachgrad, so `jvp` inside `jvp` (and `jacfwd` of `jacfwd`) is refused; `hessian` is forward-over-reverse,
 as torch's.
 
-The transforms torch.func has and teachgrad does not rebuild (vmap and the ones built on it, functionalize,
-linearize, ...) raise a NotImplementedError when asked for: torch's own would run on the data, where
+`vmap` is teachgrad/features/vmap.py (batching rules beside the ops in teachgrad/features/batching_rules.py);
+`linearize` gives (f(x), jvp_fn), and `linear_transpose` turns forward mode's linear map into reverse mode's.
+
+The transforms torch.func has and teachgrad does not rebuild (functionalize, stack_module_state, ...) raise a NotImplementedError when asked for: torch's own would run on the data, where
 teachgrad's graph is not.
 """
 from __future__ import annotations
