@@ -272,3 +272,26 @@ def test_outside_vmap_nothing_changes():
     tg.func.vmap(tg.sin)(tg.tensor(X))
     assert batching.vmap_depth == 0
     assert type(tg.tensor(X).sin()) is tg.Variable
+
+
+def test_what_reads_the_data_keeps_the_batch_or_is_refused_by_name():
+    idx = torch.tensor([[0, 1], [2, 1], [1, 1]])
+    table = torch.randn(4, 3, dtype=torch.float64)
+    same(lambda lib: lib.func.vmap(lambda j: lib.nn.functional.embedding(j, lib.tensor(table)))(lib.tensor(idx)))
+    same(lambda lib: lib.func.vmap(lambda x: x.double().float().contiguous().to(torch.float64))(lib.tensor(X)))
+    same(lambda lib: lib.func.vmap(lambda x: torch.sin(x) + x.new_zeros(4))(lib.tensor(X)))
+    same(lambda lib: lib.func.vmap(lambda x: torch.nn.functional.linear(x, lib.tensor(W.t())))(lib.tensor(X)))
+    with pytest.raises(NotImplementedError, match="no batching rule for IndexSelect with a batched argument"):
+        tg.func.vmap(lambda j: tg.tensor(table).index_select(0, j))(tg.tensor(idx))
+    with pytest.raises(NotImplementedError, match="no batching rule for torch.nn.functional.one_hot"):
+        tg.func.vmap(lambda j: tg.nn.functional.one_hot(j, 4))(tg.tensor(idx))
+    with pytest.raises(NotImplementedError, match="no batching rule for Gather"):
+        tg.func.vmap(lambda x: x.gather(0, tg.tensor([1, 0])))(tg.tensor(X))
+
+
+def test_random_factories_follow_randomness():
+    same(lambda lib: lib.func.vmap(lambda x: lib.randn(4) + x)(lib.tensor(X)))
+    out = tg.func.vmap(lambda x: tg.randn(4, dtype=torch.float64) + x * 0, randomness="same")(tg.tensor(X)).data
+    assert all(torch.equal(out[0], out[i]) for i in range(3))
+    with pytest.raises(NotImplementedError, match="randomness='different' is rebuilt for dropout only"):
+        tg.func.vmap(lambda x: tg.randn(4) + x, randomness="different")(tg.tensor(X))

@@ -33,6 +33,9 @@ def hand_over_namespaces(*modules):
     namespaces.update((module.__name__, module) for module in modules)
 
 
+_delegated = set()   # torch functions handed to teachgrad's version under vmap, while it runs
+
+
 def handle(func, args, kwargs):
     """Run `func(*args, **kwargs)` for arguments that include Variables (see the module's docstring)."""
     if func in AUTOGRAD_ENTRY_POINTS:
@@ -40,9 +43,13 @@ def handle(func, args, kwargs):
     Variable = variable_class.Variable
     if batching.vmap_depth and _any((args, kwargs), lambda v: getattr(v, "_levels", None)):   # under vmap: only
         ours, _ = _teachgrad_version(func, Variable)                         # teachgrad's ops have batching rules
-        if ours is None:
+        if ours is None or func in _delegated:   # (teachgrad's version runs torch's on the data: no rule either)
             raise NotImplementedError(f"vmap: teachgrad has no batching rule for {_name(func)}")
-        return ours(*args, **kwargs)
+        _delegated.add(func)
+        try:
+            return ours(*args, **kwargs)
+        finally:
+            _delegated.discard(func)
     recording = grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)
     if not (recording or (grad_mode.forward_level >= 0 and _any_dual((args, kwargs)))):
         return _wrap(func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable)), Variable)

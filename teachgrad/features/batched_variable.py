@@ -104,6 +104,64 @@ class BatchedVariable(Variable):
     def detach(self) -> Variable:
         return BatchedVariable.of(Variable._make(self._data.detach()), self._levels)
 
+    # `x.data` is batched too, as torch's BatchedTensor's: code that reads it (a mask, an index, a target) keeps the
+    # batch. So what Variable reads from `self.data` is read here from the physical tensor, `_data`.
+
+    @property
+    def data(self) -> Variable:
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        raise NotImplementedError("vmap: teachgrad does not set `.data` of a batched Variable")
+
+    _version = property(lambda self: self._data._version)
+
+    def is_floating_point(self) -> bool:
+        return self._data.is_floating_point()
+
+    def is_complex(self) -> bool:
+        return self._data.is_complex()
+
+    def is_inference(self) -> bool:
+        return self._data.is_inference()
+
+    def element_size(self) -> int:
+        return self._data.element_size()
+
+    def is_contiguous(self, memory_format: torch.memory_format = torch.contiguous_format) -> bool:
+        return self._data.is_contiguous(memory_format=memory_format)
+
+    def __format__(self, spec: str) -> str:
+        return repr(self) if not spec else self.item()
+
+    def equal(self, other: Any) -> bool:
+        raise RuntimeError(CONTROL_FLOW)
+
+    def _physical(self, method: Any, *args: Any, **kwargs: Any) -> Any:
+        """A Variable method that reads `self.data`, run on a plain view of the physical data, batched again."""
+        old = batching.set_depth(0)
+        try:
+            result = method(ops.Alias.apply(self), *args, **kwargs)
+        finally:
+            batching.set_depth(old)
+        return BatchedVariable.of(result, self._levels) if isinstance(result, Variable) else result
+
+    def to(self, *args: Any, **kwargs: Any) -> Variable:
+        return self._physical(Variable.to, *args, **kwargs)
+
+    def type(self, *args: Any, **kwargs: Any) -> Any:
+        return self._physical(Variable.type, *args, **kwargs)
+
+    def contiguous(self) -> Variable:
+        return self._physical(Variable.contiguous)
+
+    def new_zeros(self, *size: Any, **options: Any) -> Variable:   # (a new tensor: not batched, as in torch)
+        return Variable.new_zeros(Variable._make(self._data), *size, **options)
+
+    def new_ones(self, *size: Any, **options: Any) -> Variable:
+        return Variable.new_ones(Variable._make(self._data), *size, **options)
+
     # --- methods that compute on the data (nothing recorded): the batch dims kept in front ---
 
     def __getitem__(self, index: Any) -> Variable:
@@ -118,7 +176,7 @@ class BatchedVariable(Variable):
                                       "that are not next to each other")
         old = batching.set_depth(0)
         try:
-            result = ops.getitem(self, (slice(None),) * len(self._levels) + index)
+            result = ops.getitem(ops.Alias.apply(self), (slice(None),) * len(self._levels) + index)
         finally:
             batching.set_depth(old)
         return BatchedVariable.of(result, self._levels)
@@ -199,8 +257,22 @@ def _refuse_torch_method(name: str) -> Any:
 
 # torch's methods that teachgrad runs on the data (teachgrad/api/torch_methods.py) would see the batch dims as
 # the example's: under vmap each is refused by name
+_METADATA = ("is_complex", "is_signed", "is_conj", "is_neg", "get_device", "is_pinned", "is_shared")
 for _name in TORCH_OPERATORS + TORCH_METHODS:
-    setattr(BatchedVariable, _name, _refuse_torch_method(_name))
+    if _name in BatchedVariable.__dict__:
+        continue
+    if _name in _METADATA:         # what the tensor is, not what is in it: the physical tensor's answer
+        setattr(BatchedVariable, _name, lambda self, *args, _n=_name: getattr(self._data, _n)(*args))
+    elif _name in ("ndimension", "nelement"):
+        setattr(BatchedVariable, _name, BatchedVariable.dim if _name == "ndimension" else BatchedVariable.numel)
+    elif _name.startswith("new_"):   # a new tensor, made from nothing of the example's: torch's (not batched)
+        setattr(BatchedVariable, _name, lambda self, *args, _n=_name, **kwargs: getattr(
+            Variable._make(self._data), _n)(*args, **kwargs))
+    else:
+        setattr(BatchedVariable, _name, _refuse_torch_method(_name))
+for _name in ("dtype", "device", "layout", "is_cuda", "is_cpu", "is_meta", "is_sparse", "is_sparse_csr",
+              "is_quantized", "is_mkldnn", "is_nested", "is_mps", "is_xpu", "itemsize"):
+    setattr(BatchedVariable, _name, property(lambda self, _n=_name: getattr(self._data, _n)))
 
 
 def align_data(x: Any, levels: tuple[int, ...], rank: int) -> torch.Tensor:

@@ -23,17 +23,13 @@ import torch
 
 from .. import ops
 from ..core.variable import Variable
+from ..rules import batching
 from ..nn import functional as F
 from ..ops import layers, layout, linalg, scan, statistics, unary
 from .batched_variable import BatchedVariable, aligned_shape, batch_sizes, levels_of, wrap_dim
 
 Rule = Callable[[type, tuple, tuple], Any]
 
-RANDOM = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
-          "'different' randomness flags on vmap or perform the randomness operation out of vmap")
-
-# randomness of the innermost open vmap ('error', 'different' or 'same'), set by teachgrad/features/vmap.py
-randomness = ["error"]
 
 
 # --- moving the batch dims: on the physical Variables, recorded in the graph -----------------------------------
@@ -276,9 +272,9 @@ def _nll_loss(op: type, args: tuple, levels: tuple) -> Any:
 def _dropout(op: type, args: tuple, levels: tuple) -> Any:
     """Dropout draws a mask: refused in randomness='error', one mask per example ('different'), or one mask for
     the whole batch ('same')."""
-    mode = randomness[-1]
+    mode = batching.randomness[-1]
     if mode == "error":
-        raise RuntimeError(RANDOM)
+        raise RuntimeError(batching.RANDOM)
     x = align(args[0], levels, expand=True)
     if mode == "different":
         return _out(op.apply(x, *args[1:]), levels)

@@ -141,7 +141,7 @@ def _run_level(func, name, flat_args, flat_dims, spec, kwargs, size, out_dims, r
     """Open a level, call func on the batched inputs, close the level and move the batch dims to out_dims."""
     level = batching.vmap_depth + 1
     batch_sizes[level] = size
-    batching_rules.randomness.append(randomness)
+    batching.randomness.append(randomness)
     try:
         batched = [a if d is None else _enter(a, d, level) for a, d in zip(flat_args, flat_dims)]
         old = batching.set_depth(level)
@@ -165,7 +165,7 @@ def _run_level(func, name, flat_args, flat_dims, spec, kwargs, size, out_dims, r
             batching.set_depth(old)
         return tree_unflatten(unwrapped, out_spec)
     finally:
-        batching_rules.randomness.pop()
+        batching.randomness.pop()
         del batch_sizes[level]
 
 

@@ -17,6 +17,12 @@ vmap_depth = 0
 
 _run_batched: Callable[[type, tuple], Any] | None = None
 
+# The `randomness=` of each open vmap, innermost last: 'error', 'different' or 'same'.
+randomness: list[str] = []
+
+RANDOM = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+          "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
 
 def hand_over(run_batched: Callable[[type, tuple], Any]) -> None:
     """Called once by teachgrad/features/vmap.py with the function that runs an op through its batching rule."""
@@ -34,3 +40,13 @@ def set_depth(depth: int) -> int:
     global vmap_depth
     old, vmap_depth = vmap_depth, depth
     return old
+
+
+def check_random(name: str) -> None:
+    """A random factory (`tg.randn`, ...) called inside vmap: torch's error in randomness='error'; one draw for the
+    whole batch in 'same'; 'different' is not rebuilt for factories (only dropout's batching rule draws per example)."""
+    if randomness[-1] == "error":
+        raise RuntimeError(RANDOM)
+    if randomness[-1] == "different":
+        raise NotImplementedError(f"vmap: teachgrad's {name} draws once for the whole batch (randomness='same'); "
+                                  "randomness='different' is rebuilt for dropout only: draw outside vmap instead")
