@@ -373,6 +373,9 @@ def jvp(func: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any,
 
 def _jvp(func, primals, tangents, argnums, strict, has_aux):
     global _in_jvp
+    if batching.vmap_depth:
+        raise NotImplementedError("teachgrad's jvp (and jacfwd, hessian) does not run under vmap: its batching rules "
+                                  "carry no forward-mode tangents; use jacrev, or vmap outside a loop of jvp")
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
     diff_args = primals if argnums is None else _pick(primals, argnums)
@@ -446,9 +449,6 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
 
     @functools.wraps(func)
     def wrapper(*args):
-        if batching.vmap_depth:
-            raise NotImplementedError("teachgrad's jacrev does not run under vmap (its one-hot rows are built on the "
-                                      "data); call vmap(vjp(...)) or vmap(jvp(...)) over the basis instead")
         _complex("jacrev", args, True)
         picked = _argnums(argnums, len(args))
         out = _vjp(func, args, picked, has_aux)
@@ -459,7 +459,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
         rows = [[] for _ in flat_out]          # rows[i][k]: the vjp with output i's k-th one-hot
         for i, o in enumerate(flat_out):
             for k in range(o.numel()):
-                cot = [torch.zeros_like(x.data if isinstance(x, Variable) else x) for x in flat_out]
+                cot = [torch.zeros(x.shape, dtype=x.dtype, device=x.device) for x in flat_out]   # (per example)
                 cot[i].view(-1)[k] = 1
                 flat_grads, _ = tree_flatten(vjp_fn(tree_unflatten(cot, out_spec)))
                 rows[i].append(flat_grads)
@@ -480,8 +480,8 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
     @functools.wraps(func)
     def wrapper(*args):
         if batching.vmap_depth:
-            raise NotImplementedError("teachgrad's jacfwd does not run under vmap (its one-hot rows are built on the "
-                                      "data); call vmap(vjp(...)) or vmap(jvp(...)) over the basis instead")
+            raise NotImplementedError("teachgrad's jvp (and jacfwd, hessian) does not run under vmap: its batching "
+                                      "rules carry no forward-mode tangents; use jacrev, or vmap outside a loop of jvp")
         _complex("jacfwd", args, True)
         picked = _argnums(argnums, len(args))
         diff = (args[picked],) if isinstance(picked, int) else _pick(args, picked)

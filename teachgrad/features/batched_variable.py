@@ -117,6 +117,16 @@ class BatchedVariable(Variable):
 
     _version = property(lambda self: self._data._version)
 
+    def stride(self, dim: int | None = None) -> Any:   # (of the physical data: what memory the example spans)
+        return self._data.stride()[len(self._levels):] if dim is None else self._data.stride(
+            wrap_dim(dim, self.ndim) + len(self._levels))
+
+    def storage_offset(self) -> int:
+        return self._data.storage_offset()
+
+    def data_ptr(self) -> int:
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
     def is_floating_point(self) -> bool:
         return self._data.is_floating_point()
 

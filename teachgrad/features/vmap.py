@@ -26,7 +26,7 @@ from torch.utils._pytree import _broadcast_to_and_flatten, tree_flatten, tree_un
 
 from .. import ops
 from ..core.variable import Variable
-from ..rules import batching, torch_leaves
+from ..rules import batching, grad_mode, torch_leaves
 from ..api.torch_functions import cat as _cat
 from . import batching_rules
 from .batched_variable import BatchedVariable, align_data, batch_sizes, levels_of, wrap_dim
@@ -41,6 +41,9 @@ def run_batched(op: type, args: tuple) -> Any:
     try:
         if not levels:                       # nothing batched (a backward pass's ops, constants): the op as it is
             return op.apply(*args)
+        if grad_mode.forward_level >= 0:
+            raise NotImplementedError("vmap: teachgrad's batching rules carry no forward-mode tangents (forward AD, "
+                                      "jvp) under vmap")
         rule = batching_rules.RULES.get(op)
         if rule is None:
             raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} "
