@@ -84,15 +84,8 @@ def pointwise(op: type, args: tuple, levels: tuple) -> Any:
 def same_shape(op: type, args: tuple, levels: tuple) -> Any:
     """Pointwise, for an op whose tensors must have one shape (masked_fill's input, a loss's pair): every tensor
     argument expanded to the batch and to the broadcast example shape."""
-    shape = torch.broadcast_shapes(*[tuple(a.shape) for a in args if _is_tensor(a)])
-    physical = []
-    for a in args:
-        if _is_tensor(a):
-            a = align(a, levels, len(shape), expand=True)
-            sizes = [-1] * len(levels) + list(shape)
-            a = ops.Expand.apply(a, sizes) if isinstance(a, Variable) else a.expand(sizes)
-        physical.append(a)
-    return _out(op.apply(*physical), levels)
+    expanded = iter(_expanded(tuple(a for a in args if _is_tensor(a)), levels))
+    return _out(op.apply(*[next(expanded) if _is_tensor(a) else a for a in args]), levels)
 
 
 def along(*positions: int, new_dim: bool = False, whole: Callable | None = None) -> Rule:
@@ -283,6 +276,63 @@ def _dropout(op: type, args: tuple, levels: tuple) -> Any:
     return _out((ops.Mul.apply(x, mask), None), levels)
 
 
+def on_last_dims(min_rank: Callable[[tuple], int]) -> Rule:
+    """A rule for an op that works on its input's last dims (tril, triu, constant_pad_nd): the batch dims in front
+    are more leading dims to it. An example with fewer than `min_rank(args)` dims gets torch's own error, from the
+    op run on one example."""
+    def rule(op: type, args: tuple, levels: tuple) -> Any:
+        if any(levels_of(a) for a in args[1:]):
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} with a batched "
+                                      "argument after its first")
+        x = align(args[0], levels)
+        if _logical_dim(args[0]) < min_rank(args):
+            op.apply(Variable._make(x._data[(0,) * len(levels)]), *args[1:])   # (raises torch's error)
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} on an example of "
+                                      f"{_logical_dim(args[0])} dims")
+        return _out(op.apply(x, *args[1:]), levels)
+    return rule
+
+
+def _repeat(op: type, args: tuple, levels: tuple) -> Any:
+    repeats = tuple(args[1])
+    if len(repeats) < _logical_dim(args[0]):
+        op.apply(Variable._make(args[0]._data[(0,) * len(levels_of(args[0]))]), repeats)   # (torch's error)
+    x = align(args[0], levels, len(repeats))
+    return _out(op.apply(x, (1,) * len(levels) + repeats), levels)
+
+
+def _roll_whole(op: type, x: Variable, args: list, levels: tuple) -> Any:
+    """roll without dims: the example flattened, rolled, and given its shape back."""
+    rolled = op.apply(_flat(x, levels), args[1], -1)
+    return _out(ops.reshape(rolled, list(x._data.shape)), levels)
+
+
+def _gather_scatter(op: type, args: tuple, levels: tuple) -> Any:
+    """gather(a, dim, index) and scatter(a, dim, index, src or value): every tensor expanded to the batch (an index
+    of one example goes with that example's input), the dim past the batch dims."""
+    a, dim, rest = args[0], args[1], args[2:]
+    physical = [align(t, levels, expand=True) if _is_tensor(t) else t for t in rest]
+    if isinstance(physical[0], Variable):    # (an index is read as data: no edge)
+        physical[0] = physical[0]._data
+    return _out(op.apply(align(a, levels, expand=True), _shift(dim, _logical_dim(a), len(levels)), *physical), levels)
+
+
+def _masked_fill_tensor(op: type, args: tuple, levels: tuple) -> Any:
+    if levels_of(args[2]):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for MaskedFillTensor with a batched value")
+    return _out(op.apply(*_expanded(args[:2], levels), args[2]), levels)
+
+
+def _expanded(tensors: tuple, levels: tuple) -> list:
+    shape = torch.broadcast_shapes(*[tuple(a.shape) for a in tensors])
+    result = []
+    for a in tensors:
+        a = align(a, levels, len(shape), expand=True)
+        sizes = [-1] * len(levels) + list(shape)
+        result.append(ops.Expand.apply(a, sizes) if isinstance(a, Variable) else a.expand(sizes))
+    return result
+
+
 # --- the table: op -> its batching rule -------------------------------------------------------------------------
 
 POINTWISE_OPS = (
@@ -328,4 +378,11 @@ RULES.update({
     ops.Embedding: unbatched_only(0),
     layers.NativeLayerNorm: unbatched_only(2, 3),
     layers.NativeDropout: _dropout,
+    # more layout and selection ops
+    layout.Tril: on_last_dims(lambda args: 2), layout.Triu: on_last_dims(lambda args: 2),
+    layout.ConstantPadNd: on_last_dims(lambda args: len(args[1]) // 2),
+    layout.Repeat: _repeat, layout.Roll: along(2, whole=_roll_whole),
+    scan.Sort: along(1), scan.SortStable: along(1), scan.Topk: along(2),
+    ops.Gather: _gather_scatter, ops.Scatter: _gather_scatter, ops.ScatterAdd: _gather_scatter,
+    ops.ScatterValue: _gather_scatter, ops.MaskedFillTensor: _masked_fill_tensor,
 })
