@@ -103,13 +103,30 @@ def along(*positions: int, new_dim: bool = False, whole: Callable | None = None)
         args[first] = x
         if any(args[p] is None for p in positions):
             return whole(op, x, args, levels)
-        if ndim == 0:
-            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} along a dim of a "
-                                      "0-dim example")
+        if ndim == 0:      # a 0-dim example: dim 0 or -1, as torch allows for a scalar, along a dim of size 1
+            return _along_scalar(op, args, positions, levels)
         for p in positions:
             args[p] = _shift(args[p], ndim, len(levels))
         return _out(op.apply(*args), levels)
     return rule
+
+
+def _along_scalar(op: type, args: list, positions: tuple, levels: tuple) -> Any:
+    """`op` along dim 0 of 0-dim examples: along a last dim of size 1, which the outputs then lose."""
+    for p in positions:
+        dims = args[p] if isinstance(args[p], (tuple, list)) else (args[p],)
+        for d in dims:
+            wrap_dim(d, 0)                                    # (torch's IndexError beyond [-1, 0])
+        args[p] = type(args[p])(-1 for _ in dims) if isinstance(args[p], (tuple, list)) else -1
+    args[0] = ops.Unsqueeze.apply(args[0], -1)
+    k = len(levels)
+
+    def scalar(r: Any) -> Any:
+        if isinstance(r, Variable) and r._data.dim() == k + 1:
+            return ops.reshape(r, list(r._data.shape[:k]))
+        return r
+    result = op.apply(*args)
+    return _out(tuple(scalar(r) for r in result) if isinstance(result, tuple) else scalar(result), levels)
 
 
 def _flat(x: Variable, levels: tuple) -> Variable:
