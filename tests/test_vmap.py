@@ -323,3 +323,11 @@ def test_random_factories_follow_randomness():
     assert all(torch.equal(out[0], out[i]) for i in range(3))
     with pytest.raises(NotImplementedError, match="randomness='different' is rebuilt for dropout only"):
         tg.func.vmap(lambda x: tg.randn(4) + x, randomness="different")(tg.tensor(X))
+
+
+@pytest.mark.parametrize("write", [lambda a: a.clone().add_(1), lambda a: a.clone().zero_(),
+                                   lambda a: a.clone().__setitem__(0, 5.0), lambda a: tg.zeros(4).add_(a),
+                                   lambda a: tg.zeros(4).copy_(a), lambda a: tg.zeros(4).__setitem__(0, a[0])])
+def test_in_place_writes_under_vmap_are_refused_by_name(write):
+    with pytest.raises(NotImplementedError, match="vmap: teachgrad has no batching rules for in-place ops"):
+        tg.func.vmap(write)(tg.tensor(X))

@@ -43,6 +43,10 @@ def handle(func, args, kwargs):
     Variable = variable_class.Variable
     if batching.vmap_depth and _any((args, kwargs), lambda v: getattr(v, "_levels", None)):   # under vmap: only
         ours, _ = _teachgrad_version(func, Variable)                         # teachgrad's ops have batching rules
+        name = getattr(func, "__name__", "")
+        if name.endswith("_") and not name.endswith("__"):   # writing a batch into an unbatched tensor
+            raise NotImplementedError(f"vmap: teachgrad has no batching rules for in-place ops ({_name(func)} "
+                                      "with a batched argument); write them out of place (x = x + ...)")
         if ours is None or func in _delegated:   # (teachgrad's version runs torch's on the data: no rule either)
             raise NotImplementedError(f"vmap: teachgrad has no batching rule for {_name(func)}")
         _delegated.add(func)

@@ -172,6 +172,15 @@ class BatchedVariable(Variable):
     def new_ones(self, *size: Any, **options: Any) -> Variable:
         return Variable.new_ones(Variable._make(self._data), *size, **options)
 
+    # --- in-place writes: not rebuilt under vmap ---
+
+    def _in_place(self, *args: Any) -> Any:   # (every in-place method of Variable goes through it)
+        raise NotImplementedError("vmap: teachgrad has no batching rules for in-place ops (x.add_(...), x[i] = v, "
+                                  "...); write them out of place (x = x + ...)")
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._in_place()
+
     # --- methods that compute on the data (nothing recorded): the batch dims kept in front ---
 
     def __getitem__(self, index: Any) -> Variable:

@@ -271,8 +271,7 @@ def physical_grad(grad: Callable[..., tuple], outputs: tuple, inputs: list, grad
                                           "unbatched output")
             outs.append(o)
             seeds.append(g)
-        result = grad(tuple(outs), inputs, seeds if grad_outputs is not None or any(levels_of(o) for o in outputs)
-                      else None, **options)
+        result = grad(tuple(outs), inputs, seeds, **options)
     finally:
         batching.set_depth(old)
     return tuple(BatchedVariable.of(g, levels_of(x)) if isinstance(g, Variable) else g for g, x in zip(result, inputs))
