@@ -331,3 +331,13 @@ def test_random_factories_follow_randomness():
 def test_in_place_writes_under_vmap_are_refused_by_name(write):
     with pytest.raises(NotImplementedError, match="vmap: teachgrad has no batching rules for in-place ops"):
         tg.func.vmap(write)(tg.tensor(X))
+
+
+def test_nested_vmap_of_grad_with_an_unbatched_weight():
+    xs = torch.randn(2, 3, 4, dtype=torch.float64)
+
+    def run(lib):
+        loss = lambda w, x: (x @ w).tanh().sum()   # noqa: E731
+        inner = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0))
+        return lib.func.vmap(inner, in_dims=(None, 0))(lib.tensor(W), lib.tensor(xs))
+    same(run)

@@ -220,11 +220,7 @@ def _join(op: type, args: tuple, levels: tuple) -> Any:
 
 def _matmul(op: type, args: tuple, levels: tuple) -> Any:
     """mm and bmm: torch's matmul broadcasts the batch dims in front."""
-    a, b = (align(x, levels) if levels_of(x) else x for x in args)
-    if not levels_of(args[0]):
-        a = align(a, levels)
-    if not levels_of(args[1]):
-        b = align(b, levels)
+    a, b = (align(x, levels) for x in args)   # (size 1 at a level one of them is not batched at: it broadcasts)
     return _out(ops.matmul(a, b), levels)
 
 
