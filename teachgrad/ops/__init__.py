@@ -19,3 +19,4 @@ from .scan import Cumprod, Cumsum, Logcumsumexp, Sort, SortStable, Topk
 from .losses import HuberLoss, SmoothL1Loss, SoftMarginLoss
 from .statistics import Histogram, Logsumexp, Std, Var
 from .unary import Expm1, Log10, Log1p, Log2, Rsqrt
+from .attention import Baddbmm, SafeSoftmax, ScaledDotProductFlashAttentionForCpu
