@@ -11,3 +11,5 @@ from torch.nn import *  # noqa: F401,F403  (torch's modules, losses, containers,
 del functional, init, modules, parameter, utils  # noqa: F821  (torch's modules of these names: teachgrad's follow)
 from . import functional, init, modules, parameter, utils  # noqa: E402
 from .parameter import Parameter
+from .transformer import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
+                          TransformerEncoder, TransformerEncoderLayer)
