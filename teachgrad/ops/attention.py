@@ -51,7 +51,9 @@ class ScaledDotProductFlashAttentionForCpu(Function, node="ScaledDotProductFlash
         if isinstance(grad, torch.Tensor):   # first order: the gradients themselves
             return (*grads, None, None, None, None)
         # create_graph: the gradients hang off a node that refuses to be differentiated, as torch's do
-        return (*FlashAttentionBackwardNotImplemented.apply(*grads, grad, query, key, value), None, None, None, None)
+        grads = DerivativeNotImplemented.apply("_scaled_dot_product_flash_attention_for_cpu_backward", 3, *grads, grad,
+                                               query, key, value)
+        return (*grads, None, None, None, None)
 
     @staticmethod
     def jvp(ctx, *tangents):
@@ -62,20 +64,21 @@ class ScaledDotProductFlashAttentionForCpu(Function, node="ScaledDotProductFlash
             "its implementation or submit a PR adding the implementation to derivatives.yaml")
 
 
-class FlashAttentionBackwardNotImplemented(Function, node="NotImplemented",
-                                           qualified_name="torch::autograd::NotImplemented"):
-    """Where the gradients of the fused attention hang under create_graph=True: torch has no derivative of its
-    backward kernel, so differentiating them again raises torch's error. Its inputs are what the gradients were
-    computed from (the incoming gradient, query, key, value), so a second derivative with respect to any of them
-    reaches it: never a silent None."""
+class DerivativeNotImplemented(Function, node="NotImplemented", qualified_name="torch::autograd::NotImplemented"):
+    """Where the gradients of an op whose backward kernel torch cannot differentiate hang under create_graph=True
+    (the fused attention here, ctc_loss in teachgrad/ops/losses.py): differentiating them again raises torch's error,
+    naming the kernel. Its inputs are what the gradients were computed from (the incoming gradient, the op's
+    inputs), so a second derivative with respect to any of them reaches it: never a silent None."""
 
     @staticmethod
-    def forward(ctx, grad_query, grad_key, grad_value, grad, query, key, value):
-        return grad_query, grad_key, grad_value
+    def forward(ctx, kernel, n_grads, *grads_then_inputs):
+        ctx.kernel = kernel
+        grads = grads_then_inputs[:n_grads]
+        return grads if n_grads > 1 else grads[0]
 
     @staticmethod
     def backward(ctx, *grads):
-        raise RuntimeError("derivative for aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented")
+        raise RuntimeError(f"derivative for aten::{ctx.kernel} is not implemented")
 
 
 class SafeSoftmax(Softmax, node="SafeSoftmaxBackward0", saves=("result",)):
