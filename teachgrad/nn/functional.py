@@ -985,3 +985,39 @@ def _runs_on_variables(function):
 # (the in-projection, the masks, the heads, baddbmm / softmax / dropout / bmm when the weights are wanted, else
 # scaled_dot_product_attention, the out-projection), run on Variables
 multi_head_attention_forward = _runs_on_variables(F.multi_head_attention_forward)
+
+
+# --- ctc_loss ------------------------------------------------------------------------------------
+
+def ctc_loss(log_probs: TensorLike, targets: TensorLike, input_lengths: TensorLike | Sequence[int],
+             target_lengths: TensorLike | Sequence[int], blank: int = 0, reduction: str = "mean",
+             zero_infinity: bool = False) -> Variable:
+    """The CTC loss of (T, N, C) log-probabilities (or (T, C), unbatched) against targets, (N, S) padded or all
+    concatenated, with each sequence's input and target length: one CtcLossBackward0 node (teachgrad/ops/losses.py).
+
+    As torch composes it: zero_infinity replaces an infinite loss by 0 (torch.where), 'mean' divides each loss by
+    its target length (at least 1) and takes the mean over the batch, 'sum' sums; unbatched input is given a batch
+    of one (unsqueeze) and, with reduction 'none', its loss taken out of it again (squeeze)."""
+    return ctc_loss_function(log_probs, targets, input_lengths, target_lengths, blank,
+                             _Reduction.get_enum(reduction), zero_infinity)
+
+
+def ctc_loss_function(log_probs: TensorLike, targets: TensorLike, input_lengths: TensorLike | Sequence[int],
+                      target_lengths: TensorLike | Sequence[int], blank: int = 0, reduction: int = 1,
+                      zero_infinity: bool = False) -> Variable:
+    """torch.ctc_loss: F.ctc_loss with the reduction as torch's enum (0 none, 1 mean, 2 sum)."""
+    input_lengths, target_lengths = (tuple(_plain(n).tolist()) if isinstance(n, (Variable, torch.Tensor))
+                                     else tuple(n) for n in (input_lengths, target_lengths))
+    targets = _plain(targets)
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs, targets = ops.Unsqueeze.apply(log_probs, 1), targets.unsqueeze(0)
+    loss = ops.CtcLoss.apply(log_probs, targets.long(), input_lengths, target_lengths, blank, zero_infinity)
+    if zero_infinity:
+        loss = ops.Where.apply(loss.data == math.inf, torch.zeros((), dtype=loss.dtype, device=loss.device), loss)
+    if reduction == 1:
+        lengths = torch.tensor(target_lengths, dtype=loss.dtype, device=loss.device).clamp_min(1)
+        return ops.Div.apply(loss, lengths).mean()
+    if reduction == 2:
+        return loss.sum()
+    return ops.SqueezeDim.apply(loss, 0) if unbatched else loss
