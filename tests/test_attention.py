@@ -465,3 +465,37 @@ def test_a_small_gpt_trains_and_samples_as_torchs(use_sdpa):
     theirs = _tiny_gpt_program(torch, 0.1, use_sdpa)
     assert ours[0] == theirs[0] and ours[1] == theirs[1]
     assert ours[2].keys() == theirs[2].keys() and all(torch.equal(ours[2][k], theirs[2][k]) for k in theirs[2])
+
+
+def test_masks_made_with_teachgrad_are_read_as_torchs():
+    """`key_padding_mask = idx == pad` and a causal mask made under `import teachgrad as torch` are Variables."""
+    def masks(lib, dtype):
+        idx = lib.tensor([[1, 2, 3, 0, 0], [4, 5, 6, 7, 0], [1, 1, 1, 1, 1]])
+        causal = lib.tril(lib.ones(5, 5, dtype=dtype)) == 0
+        return dict(key_padding_mask=idx == 0, attn_mask=causal)
+
+    def run(lib, train, grad):
+        torch.manual_seed(0)
+        module = lib.nn.MultiheadAttention(8, 2, batch_first=True).double().train(train)
+        x = lib.tensor(torch.randn(3, 5, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(1)).tolist(),
+                       dtype=torch.float64, requires_grad=grad)
+        with torch.set_grad_enabled(grad):
+            out, weights = module(x, x, x, **masks(lib, torch.float64))
+        encoder_layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).double().train(train)
+        with torch.set_grad_enabled(grad):
+            encoded = encoder_layer(x, src_mask=masks(lib, torch.float64)["attn_mask"],
+                                    src_key_padding_mask=masks(lib, torch.float64)["key_padding_mask"])
+        if grad:
+            (out.sum() + weights.sum() + encoded.sum()).backward()
+        return out, weights, encoded, x.grad
+    for train, grad in ((True, True), (False, False)):
+        same(lambda lib: run(lib, train, grad))
+
+
+def test_a_mask_that_requires_grad_is_refused_by_name():
+    x = tg.randn(5, 3, 8, dtype=torch.float64)
+    mask = tg.zeros(5, 5, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="attn_mask that does not require grad"):
+        tg.nn.MultiheadAttention(8, 2).double()(x, x, x, attn_mask=mask)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'value'"):   # torch's own words
+        tg.nn.MultiheadAttention(8, 2).double()(x, x)

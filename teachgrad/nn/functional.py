@@ -10,6 +10,7 @@ a mask, as torch records it).
 """
 from __future__ import annotations
 
+import inspect
 import math
 import types
 import warnings
@@ -975,10 +976,29 @@ def _runs_on_variables(function):
             if isinstance(value, torch.Tensor) and value.requires_grad and grad_mode.is_grad_enabled():
                 return leaves.setdefault(id(value), torch_leaves.as_variable(value))
             return value
+        args, kwargs = plain_masks(function, args, kwargs)
         return body(*[as_leaf(a) for a in args], **{name: as_leaf(a) for name, a in kwargs.items()})
     call.__name__ = call.__qualname__ = function.__name__
     call.__doc__ = function.__doc__
     return call
+
+
+def plain_masks(function: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The arguments of `function` (a torch function or forward), with each mask that is a Variable (an argument
+    named ...mask: `key_padding_mask = idx == pad` made with teachgrad) given as its torch tensor. torch's code
+    reads a mask's dtype through a helper that takes torch tensors only, and no gradient flows into a mask that
+    does not require grad: its data is all there is to it. A mask that requires grad is refused, by name."""
+    try:
+        bound = inspect.signature(function).bind(*args, **kwargs)
+    except TypeError:   # arguments function does not take: its own call says so, in its words
+        return args, kwargs
+    for name, value in bound.arguments.items():
+        if name.endswith("mask") and isinstance(value, Variable):
+            if value.requires_grad:
+                raise NotImplementedError(f"teachgrad's {function.__qualname__} takes a {name} that does not require "
+                                          f"grad (torch's code reads masks as torch tensors): pass {name}.detach()")
+            bound.arguments[name] = value.data
+    return bound.args, bound.kwargs
 
 
 # torch.nn.functional.multi_head_attention_forward, what nn.MultiheadAttention's forward calls: torch's own code

@@ -16,6 +16,10 @@ batches. A torch module handed a Variable cannot (it sees an argument with `__to
 slow path, equal to the fast one only to round-off). So these classes run torch's forward on the Variables'
 data there, fast path and all, and hand the results back as Variables: torch's values to the bit.
 
+Masks made with teachgrad (`key_padding_mask = idx == pad`, `torch.tril(torch.ones(T, T)) == 0` under
+`import teachgrad as torch`) are Variables; torch's forward reads a mask's dtype with a helper that takes torch
+tensors only, so each mask that does not require grad is handed to it as its data (`plain_masks`).
+
 Only `tg.nn.<Name>` is one of these; `tg.nn.modules.transformer.<Name>` is torch's class itself (it gives the
 slow path's values where nothing is recorded). nn.Transformer builds its layers from torch's classes; its own
 forward runs on the data as a whole when nothing is recorded.
@@ -31,12 +35,14 @@ import torch
 from ..api import interop
 from ..core.variable import Variable
 from ..rules import grad_mode
+from .functional import plain_masks
 
 
 class _TorchsForwardOnDataWhenNothingRecords:
     """The step in front of forward: torch's forward on the data when no graph is recorded (see the module)."""
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        args, kwargs = plain_masks(super().forward, args, kwargs)   # (masks made with teachgrad: their data)
         arguments = (args, kwargs)
         if not any(isinstance(a, Variable) for a in _flat(arguments)) or _records(self, arguments):
             return super().forward(*args, **kwargs)
