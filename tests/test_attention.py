@@ -499,3 +499,20 @@ def test_a_mask_that_requires_grad_is_refused_by_name():
         tg.nn.MultiheadAttention(8, 2).double()(x, x, x, attn_mask=mask)
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'value'"):   # torch's own words
         tg.nn.MultiheadAttention(8, 2).double()(x, x)
+
+
+def test_multi_head_attention_forward_differentiates_a_mask_that_requires_grad():
+    def run(lib):
+        g = torch.Generator().manual_seed(0)
+        data = [torch.randn(s, dtype=torch.float64, generator=g) for s in ((3, 2, 4), (12, 4), (12,), (4, 4), (4,),
+                                                                             (3, 3))]
+        x, w_in, b_in, w_out, b_out, mask = (lib.tensor(d.tolist(), dtype=torch.float64, requires_grad=True)
+                                             for d in data)
+        for need_weights in (True, False):
+            out, _ = lib.nn.functional.multi_head_attention_forward(
+                x, x, x, 4, 2, w_in, b_in, None, None, False, 0.0, w_out, b_out, attn_mask=mask,
+                need_weights=need_weights)
+            out.sum().backward()
+        return out, graph_names(out), [t.grad for t in (x, w_in, b_in, w_out, b_out, mask)]
+    ours, theirs = run(tg), run(torch)
+    assert _equal(ours[0], theirs[0]) and ours[1] == theirs[1] and all(map(_equal, ours[2], theirs[2]))

@@ -961,10 +961,13 @@ def _runs_on_variables(function):
     """torch's Python function `function`, less its first step: given a Variable, that step hands the call back to
     Variable.__torch_function__ (which would come here again). So its body, torch's own code, runs on the
     Variables, and each torch function it calls (linear, softmax, bmm, scaled_dot_product_attention, ...) is
-    handed to teachgrad's of that name: the graph holds the nodes torch's would. The torch tensors among the
-    arguments that require grad (a module's nn.Parameters) come in as leaves of teachgrad's graph, each once,
-    so that the tensor methods the body calls on them (`in_proj_bias.chunk(3)`) are teachgrad's too."""
-    namespace = dict(function.__globals__, has_torch_function=lambda arguments: False)
+    handed to teachgrad's of that name: the graph holds the nodes torch's would. The helper with which torch
+    reads a mask's dtype, which takes torch tensors only, reads a Variable's too (a mask may require grad). The
+    torch tensors among the arguments that require grad (a module's nn.Parameters) come in as leaves of
+    teachgrad's graph, each once, so that the tensor methods the body calls on them (`in_proj_bias.chunk(3)`) are
+    teachgrad's too."""
+    namespace = dict(function.__globals__, has_torch_function=lambda arguments: False,
+                     _none_or_dtype=lambda mask: None if mask is None else mask.dtype)   # (a mask may be a Variable)
     body = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__,
                               function.__closure__)
     body.__kwdefaults__ = function.__kwdefaults__
@@ -976,24 +979,27 @@ def _runs_on_variables(function):
             if isinstance(value, torch.Tensor) and value.requires_grad and grad_mode.is_grad_enabled():
                 return leaves.setdefault(id(value), torch_leaves.as_variable(value))
             return value
-        args, kwargs = plain_masks(function, args, kwargs)
+        args, kwargs = plain_masks(function, args, kwargs, refuse_grad=False)
         return body(*[as_leaf(a) for a in args], **{name: as_leaf(a) for name, a in kwargs.items()})
     call.__name__ = call.__qualname__ = function.__name__
     call.__doc__ = function.__doc__
     return call
 
 
-def plain_masks(function: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+def plain_masks(function: Any, args: tuple, kwargs: dict, refuse_grad: bool = True) -> tuple[tuple, dict]:
     """The arguments of `function` (a torch function or forward), with each mask that is a Variable (an argument
-    named ...mask: `key_padding_mask = idx == pad` made with teachgrad) given as its torch tensor. torch's code
-    reads a mask's dtype through a helper that takes torch tensors only, and no gradient flows into a mask that
-    does not require grad: its data is all there is to it. A mask that requires grad is refused, by name."""
+    named ...mask: `key_padding_mask = idx == pad` made with teachgrad) and does not require grad given as its
+    torch tensor: no gradient flows into it, its data is all there is to it, and torch's code reads a mask's dtype
+    through a helper that takes torch tensors only. A mask that requires grad is kept, or (refuse_grad: where that
+    helper is torch's, in a module's forward) refused by name."""
     try:
         bound = inspect.signature(function).bind(*args, **kwargs)
     except TypeError:   # arguments function does not take: its own call says so, in its words
         return args, kwargs
     for name, value in bound.arguments.items():
         if name.endswith("mask") and isinstance(value, Variable):
+            if value.requires_grad and not refuse_grad:
+                continue
             if value.requires_grad:
                 raise NotImplementedError(f"teachgrad's {function.__qualname__} takes a {name} that does not require "
                                           f"grad (torch's code reads masks as torch tensors): pass {name}.detach()")
