@@ -516,3 +516,19 @@ def test_multi_head_attention_forward_differentiates_a_mask_that_requires_grad()
         return out, graph_names(out), [t.grad for t in (x, w_in, b_in, w_out, b_out, mask)]
     ours, theirs = run(tg), run(torch)
     assert _equal(ours[0], theirs[0]) and ours[1] == theirs[1] and all(map(_equal, ours[2], theirs[2]))
+
+
+def test_sdpa_forward_mode_on_the_math_path_is_torchs():
+    def run(lib):
+        fwAD = lib.autograd.forward_ad
+        g = torch.Generator().manual_seed(0)
+        q, k, v, tq, tk, tv = (lib.tensor(torch.randn(3, 4, 5, dtype=torch.float64, generator=g).tolist(),
+                                          dtype=torch.float64) for _ in range(6))
+        mask = torch.rand(4, 4, generator=g) > 0.3
+        with fwAD.dual_level():
+            out = lib.nn.functional.scaled_dot_product_attention(
+                fwAD.make_dual(q, tq), fwAD.make_dual(k, tk), fwAD.make_dual(v, tv), attn_mask=mask)
+            primal, tangent = fwAD.unpack_dual(out)
+            return _plain(primal).clone(), _plain(tangent).clone()
+    ours, theirs = run(tg), run(torch)
+    assert torch.equal(ours[0], theirs[0]) and torch.allclose(ours[1], theirs[1], rtol=1e-12, atol=1e-14)
