@@ -102,6 +102,14 @@ def test_sdpa_values_gradients_and_nodes_are_torchs_to_the_bit(case, dtype):
     assert ours[2] == theirs[2]
 
 
+@pytest.mark.parametrize("dtype", (torch.bfloat16, torch.float16))
+@pytest.mark.parametrize("case", ["plain (fused kernel)", "dropout (math path)", "dropout, causal, scale",
+                                  "dropout, bool mask with a row all False", "3-D inputs (math path)"])
+def test_sdpa_in_half_precision_is_torchs_to_the_bit(case, dtype):
+    # torch's math path computes half and bfloat16 in float32 on the CPU (ToCopyBackward0 in and out)
+    test_sdpa_values_gradients_and_nodes_are_torchs_to_the_bit(case, dtype)
+
+
 def test_sdpa_records_torchs_nodes_on_each_path():
     fused = _sdpa_run(tg, torch.float64, QKV)[0]
     assert type(fused.grad_fn).__name__ == "ScaledDotProductFlashAttentionForCpuBackward0"

@@ -937,7 +937,13 @@ def _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, e
     query and keyᵀ are each multiplied by √scale (MulBackward1: the scores stay moderate in low precision; a
     negative scale goes on the query), their product (matmul) plus the mask (AddBackward0), `_safe_softmax`
     (SafeSoftmaxBackward0), dropout (MulBackward0 with a mask drawn from torch's generator, as at::dropout draws
-    it), and the product with value (matmul)."""
+    it), and the product with value (matmul). On the CPU, half and bfloat16 inputs are computed in float32 (a
+    ToCopyBackward0 on each way in and on the way out), as torch computes them."""
+    dtype, device = query.dtype, _plain(query).device
+    if device.type == "cpu" and dtype in (torch.float16, torch.bfloat16):
+        query, key, value = (ops.ToCopy.apply(t, device, torch.float32) for t in (query, key, value))
+        output = _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+        return ops.ToCopy.apply(output, device, dtype)
     root = math.sqrt(abs(scale) if scale is not None else 1.0 / math.sqrt(query.shape[-1]))
     query = ops.MulByNumber.apply(query, -root if scale is not None and scale < 0 else root)
     if is_causal:
