@@ -79,6 +79,7 @@ SDPA_CASES = {
     "negative scale": dict(shapes=QKV, scale=-0.3),
     "bool mask": dict(shapes=CROSS, mask=_bool_mask((4, 6))),
     "float mask, broadcast": dict(shapes=CROSS, mask=_float_mask((2, 1, 4, 6))),
+    "mask and is_causal (fused kernel)": dict(shapes=CROSS, mask=_float_mask((4, 6)), is_causal=True),
     "dropout (math path)": dict(shapes=CROSS, dropout_p=0.4),
     "dropout, causal, scale": dict(shapes=CROSS, dropout_p=0.3, is_causal=True, scale=-0.5),
     "dropout, bool mask with a row all False": dict(shapes=CROSS, dropout_p=0.2, mask=_bool_mask((4, 6), True)),
