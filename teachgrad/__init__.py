@@ -42,6 +42,7 @@ from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, erf, expm1, fli
                                    movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, softmax, sort, std,
                                    tile, topk, tril, triu, var)
 from .api.torch_signatures import baddbmm   # (nn.MultiheadAttention's scores)
+from .api.torch_functions import unflatten
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .features.custom_function import Function

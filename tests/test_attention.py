@@ -229,6 +229,13 @@ def test_unflatten_is_a_view_as_torchs():
     same(run)
     same(lambda lib: lib.tensor([[1.0] * 6], requires_grad=True).unflatten(1, (4, 2)))
 
+    def function(lib):   # torch.unflatten(input, dim, sizes)
+        x = lib.tensor(torch.arange(6.0, dtype=torch.float64).tolist(), dtype=torch.float64, requires_grad=True)
+        y = lib.unflatten(x, 0, (2, 3))
+        (y * y).sum().backward()
+        return y, x.grad, graph_names(y)
+    same(function)
+
 
 # --- nn.MultiheadAttention and the transformer modules -------------------------------------------------------
 
