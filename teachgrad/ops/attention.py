@@ -1,10 +1,10 @@
-"""The ops of attention: torch's fused attention kernel on the CPU, and the softmax its math path uses.
+"""The ops of attention: torch's fused attention kernel on the CPU, the softmax its math path uses, and baddbmm.
 
 `F.scaled_dot_product_attention(q, k, v)` computes softmax(q kᵀ · scale + mask) v. On the CPU torch runs it one
 of two ways (teachgrad/nn/functional.py chooses as torch does):
 
-- a fused kernel, `_scaled_dot_product_flash_attention_for_cpu`: one node, ScaledDotProductFlashAttentionForCpuBackward0,
-  whose backward is torch's fused backward kernel (below). torch has no derivative of that backward: a second
+- a fused kernel, `_scaled_dot_product_flash_attention_for_cpu`: one node,
+  ScaledDotProductFlashAttentionForCpuBackward0, whose backward is torch's fused backward kernel (below). torch has no derivative of that backward: a second
   derivative meets a node named NotImplemented that raises, as here;
 - its math path, made of ordinary ops (matmul, add, `_safe_softmax`, dropout, matmul); `_safe_softmax` is the
   one op of it teachgrad had not: a softmax whose rows that are all -inf give 0, not nan (SafeSoftmax below).
@@ -51,8 +51,8 @@ class ScaledDotProductFlashAttentionForCpu(Function, node="ScaledDotProductFlash
         if isinstance(grad, torch.Tensor):   # first order: the gradients themselves
             return (*grads, None, None, None, None)
         # create_graph: the gradients hang off a node that refuses to be differentiated, as torch's do
-        grads = DerivativeNotImplemented.apply("_scaled_dot_product_flash_attention_for_cpu_backward", 3, *grads, grad,
-                                               query, key, value)
+        grads = DerivativeNotImplemented.apply("_scaled_dot_product_flash_attention_for_cpu_backward", 3, *grads,
+                                               grad, query, key, value)
         return (*grads, None, None, None, None)
 
     @staticmethod
@@ -66,8 +66,8 @@ class ScaledDotProductFlashAttentionForCpu(Function, node="ScaledDotProductFlash
 
 class DerivativeNotImplemented(Function, node="NotImplemented", qualified_name="torch::autograd::NotImplemented"):
     """Where the gradients of an op whose backward kernel torch cannot differentiate hang under create_graph=True
-    (the fused attention here, ctc_loss in teachgrad/ops/losses.py): differentiating them again raises torch's error,
-    naming the kernel. Its inputs are what the gradients were computed from (the incoming gradient, the op's
+    (the fused attention here, ctc_loss in teachgrad/ops/losses.py): differentiating them again raises torch's
+    error, naming the kernel. Its inputs are what the gradients were computed from (the incoming gradient, the op's
     inputs), so a second derivative with respect to any of them reaches it: never a silent None."""
 
     @staticmethod
