@@ -4,8 +4,8 @@
 of two ways (teachgrad/nn/functional.py chooses as torch does):
 
 - a fused kernel, `_scaled_dot_product_flash_attention_for_cpu`: one node,
-  ScaledDotProductFlashAttentionForCpuBackward0, whose backward is torch's fused backward kernel (below). torch has no derivative of that backward: a second
-  derivative meets a node named NotImplemented that raises, as here;
+  ScaledDotProductFlashAttentionForCpuBackward0, whose backward is torch's fused backward kernel (below). torch
+  has no derivative of that backward: a second derivative meets a node named NotImplemented that raises, as here;
 - its math path, made of ordinary ops (matmul, add, `_safe_softmax`, dropout, matmul); `_safe_softmax` is the
   one op of it teachgrad had not: a softmax whose rows that are all -inf give 0, not nan (SafeSoftmax below).
 
@@ -29,7 +29,7 @@ class ScaledDotProductFlashAttentionForCpu(Function, node="ScaledDotProductFlash
 
     Backward (derivatives.yaml: `_scaled_dot_product_flash_attention_for_cpu_backward`), with P the weights
     rebuilt from the logsumexp, P = exp(q kᵀ · scale + mask - logsumexp):
-        dv = Pᵀ dO,   dP = dO vᵀ,   dS = P ⊙ (dP - rowsum(dO ⊙ O)),   dq = dS k · scale,   dk = dSᵀ q · scale.
+        dv = Pᵀ dO,  dP = dO vᵀ,  dS = P ⊙ (dP - rowsum(dO ⊙ O)),  dq = dS k · scale,  dk = dSᵀ q · scale.
     torch computes it in its fused backward kernel, as here (so the gradients are torch's to the bit).
     """
 
