@@ -41,12 +41,14 @@ from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, erf, expm1, fli
                                    log10, log1p, log2, log_softmax, logcumsumexp, logsumexp, masked_select, meshgrid,
                                    movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, softmax, sort, std,
                                    tile, topk, tril, triu, var)
+from .api.torch_signatures import baddbmm   # (nn.MultiheadAttention's scores)
+from .api.torch_functions import unflatten
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .features.custom_function import Function
 from .features.once_differentiable import once_differentiable
 from .nn.functional import conv1d, conv2d, dropout_function as dropout, max_pool2d_function as max_pool2d
-from .nn.functional import conv_transpose1d, conv_transpose2d
+from .nn.functional import conv_transpose1d, conv_transpose2d, ctc_loss_function as ctc_loss
 from .nn.functional import (batch_norm_function as batch_norm, embedding_function as embedding,
                             layer_norm_function as layer_norm)
 from .nn.rnn import gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell  # torch.lstm, ...

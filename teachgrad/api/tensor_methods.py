@@ -472,6 +472,9 @@ class TensorMethods:
     def addmm(self, mat1: TensorLike, mat2: TensorLike) -> Variable:
         return ops.Addmm.apply(self, mat1, mat2)
 
+    def baddbmm(self, batch1: TensorLike, batch2: TensorLike, *, beta: Number = 1, alpha: Number = 1) -> Variable:
+        return ops.Baddbmm.apply(self, batch1, batch2, beta, alpha)
+
     # --- shapes ---
 
     def t(self) -> Variable:
@@ -499,6 +502,10 @@ class TensorMethods:
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Variable:
         return torch_signatures.flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Variable:
+        """dim split into `sizes` (one may be -1): a view, as torch records it (ViewBackward0)."""
+        return ops.View.apply(self, self.data.unflatten(dim, sizes).shape)   # (torch's checks and messages)
 
     def contiguous(self) -> Variable:
         return self if self.data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)

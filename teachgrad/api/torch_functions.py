@@ -177,6 +177,10 @@ def flatten(x: TensorLike, start_dim: int = 0, end_dim: int = -1) -> Variable:
     return _variable(x).flatten(start_dim, end_dim)
 
 
+def unflatten(x: TensorLike, dim: int, sizes: Sequence[int]) -> Variable:
+    return _variable(x).unflatten(dim, sizes)
+
+
 def dot(a: TensorLike, b: TensorLike) -> Variable:
     return _variable(a).dot(b)
 

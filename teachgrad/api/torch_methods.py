@@ -21,7 +21,7 @@ TORCH_METHODS = (
     "aminmax", "angle", "apply_", "arccos", "arccos_", "arccosh", "arccosh_", "arcsin", "arcsin_", "arcsinh",
     "arcsinh_", "arctan", "arctan2", "arctan2_", "arctan_", "arctanh", "arctanh_", "argsort", "argwhere",
     "as_strided", "as_strided_", "as_strided_scatter", "as_subclass", "asin", "asin_", "asinh", "asinh_", "atan",
-    "atan2", "atan2_", "atan_", "atanh", "atanh_", "baddbmm", "baddbmm_", "bernoulli", "bernoulli_", "bfloat16",
+    "atan2", "atan2_", "atan_", "atanh", "atanh_", "baddbmm_", "bernoulli", "bernoulli_", "bfloat16",
     "bincount", "bitwise_and", "bitwise_and_", "bitwise_left_shift", "bitwise_left_shift_", "bitwise_not",
     "bitwise_not_", "bitwise_or", "bitwise_or_", "bitwise_right_shift", "bitwise_right_shift_", "bitwise_xor",
     "bitwise_xor_", "broadcast_to", "byte", "cauchy_", "ccol_indices", "cdouble", "ceil", "ceil_", "cfloat",
@@ -60,7 +60,7 @@ TORCH_METHODS = (
     "subtract_", "svd", "swapaxes", "swapaxes_", "swapdims", "swapdims_", "symeig", "t_", "take", "take_along_dim",
     "tan", "tan_", "tensor_split", "to_dense", "to_mkldnn", "to_padded_tensor", "to_sparse", "to_sparse_bsc",
     "to_sparse_bsr", "to_sparse_coo", "to_sparse_csc", "to_sparse_csr", "trace", "transpose_", "triangular_solve",
-    "tril_", "triu_", "true_divide", "true_divide_", "trunc", "trunc_", "type_as", "unflatten", "unfold",
+    "tril_", "triu_", "true_divide", "true_divide_", "trunc", "trunc_", "type_as", "unfold",
     "uniform_", "unique", "unique_consecutive", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
     "unsqueeze_", "untyped_storage", "values", "vdot", "vsplit", "xlogy", "xlogy_", "xpu"
 )

@@ -4,10 +4,14 @@ that also fills Variables, and a `Parameter` that also takes a Variable.
 
 torch's modules keep torch tensors as their parameters. Called on a Variable, a module's forward
 reaches teachgrad's ops (through `Variable.__torch_function__`, see teachgrad/api/interop.py), so the graph is
-teachgrad's and its parameters are leaves of it; torch.optim and tg.optim then train them.
+teachgrad's and its parameters are leaves of it; torch.optim and tg.optim then train them. The attention and
+transformer modules are torch's classes with one step in front of forward (teachgrad/nn/transformer.py): where
+nothing is recorded, torch's forward runs on the data, fast paths and all.
 """
 from torch.nn import *  # noqa: F401,F403  (torch's modules, losses, containers, utils)
 
 del functional, init, modules, parameter, utils  # noqa: F821  (torch's modules of these names: teachgrad's follow)
 from . import functional, init, modules, parameter, utils  # noqa: E402
 from .parameter import Parameter
+from .transformer import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
+                          TransformerEncoder, TransformerEncoderLayer)

@@ -10,9 +10,11 @@ a mask, as torch records it).
 """
 from __future__ import annotations
 
+import inspect
 import math
+import types
 import warnings
-from typing import TYPE_CHECKING, Optional, Sequence, TypeAlias
+from typing import TYPE_CHECKING, Any, Optional, Sequence, TypeAlias
 
 import torch
 import torch.nn.functional as F
@@ -21,7 +23,7 @@ from torch.nn import _reduction as _Reduction
 from ..api import torch_functions as _tg, torch_signatures
 from .. import ops
 from ..core.function import Function
-from ..rules import batching, grad_mode
+from ..rules import batching, grad_mode, torch_leaves
 from ..rules.broadcast import unbroadcast
 from ..core.variable import Variable
 
@@ -866,3 +868,188 @@ def embedding_function(weight: TensorLike, indices: TensorLike, padding_idx: int
     if sparse:
         raise NotImplementedError("teachgrad has no sparse tensors: embedding(sparse=True) is not available")
     return ops.Embedding.apply(weight, _plain(indices), padding_idx, scale_grad_by_freq)
+
+
+# --- attention: scaled_dot_product_attention, and torch's multi_head_attention_forward run on Variables --------
+
+# c10's names of the dtypes, as torch's messages print them
+_C10_NAMES = {torch.float64: "double", torch.float32: "float", torch.float16: "c10::Half", torch.bfloat16: "c10::BFloat16",
+              torch.int64: "long int", torch.int32: "int", torch.int16: "short int", torch.int8: "signed char",
+              torch.uint8: "unsigned char", torch.bool: "bool"}
+
+
+def _check_attention_inputs(query, key, value, attn_mask):
+    """torch's checks of scaled_dot_product_attention's arguments (validate_sdpa_input), with its messages."""
+    names = [_C10_NAMES.get(t.dtype, str(t.dtype)) for t in (query, key, value)]
+    if not query.dtype == key.dtype == value.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {names[0]} "
+                           f"key.dtype: {names[1]} and value.dtype: {names[2]} instead.")
+    if min(query.dim(), key.dim(), value.dim()) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead.")
+    if attn_mask is not None and attn_mask.dtype not in (torch.bool, torch.float32, query.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {_C10_NAMES.get(attn_mask.dtype, str(attn_mask.dtype))} and  "
+                           f"query.dtype: {names[0]} instead.")
+
+
+def _as_flagged_tensor(t):
+    """A torch tensor of t's data that requires grad as t does (what torch's choice of kernel reads)."""
+    if not isinstance(t, Variable):
+        return t
+    return t.data.detach().requires_grad_(t.requires_grad) if t.data.is_floating_point() else t.data
+
+
+def _additive_mask(keep, dtype):
+    """A bool mask (True: attend) as torch turns it into one to add to the scores: 0 where True, -inf where False."""
+    return torch.zeros(keep.shape, dtype=dtype, device=keep.device).masked_fill_(keep.logical_not(), -math.inf)
+
+
+def scaled_dot_product_attention(query: TensorLike, key: TensorLike, value: TensorLike,
+                                 attn_mask: TensorLike | None = None, dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False) -> Variable:
+    """softmax(query keyᵀ · scale + attn_mask) value over the last two dims (scale 1/√E by default, E the head size).
+
+    A bool attn_mask keeps the keys where it is True; is_causal keeps, for query i, keys 0..i; enable_gqa lets
+    the query have more heads (dim -3) than key and value, each key head serving a group of query heads.
+    torch on the CPU runs its fused kernel where it can, and its math path otherwise (with dropout, an attn_mask
+    that requires grad, inputs that are not 4-D, key and value of different head sizes, ...). teachgrad asks
+    torch's own choice (`torch._fused_sdp_choice`) with the same arguments, so it records what torch records:
+    one ScaledDotProductFlashAttentionForCpuBackward0 node, or the math path's ops (see `_attention_math`).
+    """
+    _check_attention_inputs(query, key, value, attn_mask)
+    flagged = [_as_flagged_tensor(t) for t in (query, key, value, attn_mask)]
+    choice = torch._fused_sdp_choice(*flagged, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        attn_mask = _additive_mask(_plain(attn_mask), query.dtype)
+    if choice == torch.nn.attention.SDPBackend.FLASH_ATTENTION.value and _plain(query).device.type == "cpu":
+        return ops.ScaledDotProductFlashAttentionForCpu.apply(query, key, value, attn_mask, dropout_p, is_causal, scale)
+    if choice != torch.nn.attention.SDPBackend.MATH.value:
+        raise NotImplementedError(f"torch runs scaled_dot_product_attention here with its {choice} kernel of the "
+                                  f"{_plain(query).device.type} device; teachgrad has the CPU's kernels only (flash "
+                                  "for the CPU, and the math path)")
+    return _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+def _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """torch's math path (`_scaled_dot_product_attention_math`), op by op, so its nodes and roundings:
+
+    query and keyᵀ are each multiplied by √scale (MulBackward1: the scores stay moderate in low precision; a
+    negative scale goes on the query), their product (matmul) plus the mask (AddBackward0), `_safe_softmax`
+    (SafeSoftmaxBackward0), dropout (MulBackward0 with a mask drawn from torch's generator, as at::dropout draws
+    it), and the product with value (matmul). On the CPU, half and bfloat16 inputs are computed in float32 (a
+    ToCopyBackward0 on each way in and on the way out), as torch computes them."""
+    dtype, device = query.dtype, _plain(query).device
+    if device.type == "cpu" and dtype in (torch.float16, torch.bfloat16):
+        query, key, value = (ops.ToCopy.apply(t, device, torch.float32) for t in (query, key, value))
+        output = _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+        return ops.ToCopy.apply(output, device, dtype)
+    root = math.sqrt(abs(scale) if scale is not None else 1.0 / math.sqrt(query.shape[-1]))
+    query = ops.MulByNumber.apply(query, -root if scale is not None and scale < 0 else root)
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+        keep = torch.ones(query.shape[-2], key.shape[-2], dtype=torch.bool, device=_plain(query).device).tril()
+        attn_mask = _additive_mask(keep, query.dtype)
+    if enable_gqa and query.dim() >= 3 and query.shape[-3] != key.shape[-3]:   # each key head serves a group
+        key = torch_signatures.repeat_interleave(key, query.shape[-3] // key.shape[-3], -3)
+        value = torch_signatures.repeat_interleave(value, query.shape[-3] // value.shape[-3], -3)
+    scores = ops.matmul(query, ops.MulByNumber.apply(ops.Transpose.apply(key, -2, -1), root))
+    if attn_mask is not None:
+        scores = ops.Add.apply(scores, attn_mask)
+    weights = ops.SafeSoftmax.apply(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout_function(weights, dropout_p, True)
+    return ops.matmul(weights, value)
+
+
+def _runs_on_variables(function):
+    """torch's Python function `function`, less its first step: given a Variable, that step hands the call back to
+    Variable.__torch_function__ (which would come here again). So its body, torch's own code, runs on the
+    Variables, and each torch function it calls (linear, softmax, bmm, scaled_dot_product_attention, ...) is
+    handed to teachgrad's of that name: the graph holds the nodes torch's would. The helper with which torch
+    reads a mask's dtype, which takes torch tensors only, reads a Variable's too (a mask may require grad). The
+    torch tensors among the arguments that require grad (a module's nn.Parameters) come in as leaves of
+    teachgrad's graph, each once, so that the tensor methods the body calls on them (`in_proj_bias.chunk(3)`) are
+    teachgrad's too."""
+    namespace = dict(function.__globals__, has_torch_function=lambda arguments: False,
+                     _none_or_dtype=lambda mask: None if mask is None else mask.dtype)   # (a mask may be a Variable)
+    body = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__,
+                              function.__closure__)
+    body.__kwdefaults__ = function.__kwdefaults__
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        leaves = {}
+
+        def as_leaf(value):
+            if isinstance(value, torch.Tensor) and value.requires_grad and grad_mode.is_grad_enabled():
+                return leaves.setdefault(id(value), torch_leaves.as_variable(value))
+            return value
+        args, kwargs = plain_masks(function, args, kwargs, refuse_grad=False)
+        return body(*[as_leaf(a) for a in args], **{name: as_leaf(a) for name, a in kwargs.items()})
+    call.__name__ = call.__qualname__ = function.__name__
+    call.__doc__ = function.__doc__
+    return call
+
+
+def plain_masks(function: Any, args: tuple, kwargs: dict, refuse_grad: bool = True) -> tuple[tuple, dict]:
+    """The arguments of `function` (a torch function or forward), with each mask that is a Variable (an argument
+    named ...mask: `key_padding_mask = idx == pad` made with teachgrad) and does not require grad given as its
+    torch tensor: no gradient flows into it, its data is all there is to it, and torch's code reads a mask's dtype
+    through a helper that takes torch tensors only. A mask that requires grad is kept, or (refuse_grad: where that
+    helper is torch's, in a module's forward) refused by name."""
+    try:
+        bound = inspect.signature(function).bind(*args, **kwargs)
+    except TypeError:   # arguments function does not take: its own call says so, in its words
+        return args, kwargs
+    for name, value in bound.arguments.items():
+        if name.endswith("mask") and isinstance(value, Variable):
+            if value.requires_grad and not refuse_grad:
+                continue
+            if value.requires_grad:
+                raise NotImplementedError(f"teachgrad's {function.__qualname__} takes a {name} that does not require "
+                                          f"grad (torch's code reads masks as torch tensors): pass {name}.detach()")
+            bound.arguments[name] = value.data
+    return bound.args, bound.kwargs
+
+
+# torch.nn.functional.multi_head_attention_forward, what nn.MultiheadAttention's forward calls: torch's own code
+# (the in-projection, the masks, the heads, baddbmm / softmax / dropout / bmm when the weights are wanted, else
+# scaled_dot_product_attention, the out-projection), run on Variables
+multi_head_attention_forward = _runs_on_variables(F.multi_head_attention_forward)
+
+
+# --- ctc_loss ------------------------------------------------------------------------------------
+
+def ctc_loss(log_probs: TensorLike, targets: TensorLike, input_lengths: TensorLike | Sequence[int],
+             target_lengths: TensorLike | Sequence[int], blank: int = 0, reduction: str = "mean",
+             zero_infinity: bool = False) -> Variable:
+    """The CTC loss of (T, N, C) log-probabilities (or (T, C), unbatched) against targets, (N, S) padded or all
+    concatenated, with each sequence's input and target length: one CtcLossBackward0 node (teachgrad/ops/losses.py).
+
+    As torch composes it: zero_infinity replaces an infinite loss by 0 (torch.where), 'mean' divides each loss by
+    its target length (at least 1) and takes the mean over the batch, 'sum' sums; unbatched input is given a batch
+    of one (unsqueeze) and, with reduction 'none', its loss taken out of it again (squeeze)."""
+    return ctc_loss_function(log_probs, targets, input_lengths, target_lengths, blank,
+                             _Reduction.get_enum(reduction), zero_infinity)
+
+
+def ctc_loss_function(log_probs: TensorLike, targets: TensorLike, input_lengths: TensorLike | Sequence[int],
+                      target_lengths: TensorLike | Sequence[int], blank: int = 0, reduction: int = 1,
+                      zero_infinity: bool = False) -> Variable:
+    """torch.ctc_loss: F.ctc_loss with the reduction as torch's enum (0 none, 1 mean, 2 sum)."""
+    input_lengths, target_lengths = (tuple(_plain(n).tolist()) if isinstance(n, (Variable, torch.Tensor))
+                                     else tuple(n) for n in (input_lengths, target_lengths))
+    targets = _plain(targets)
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs, targets = ops.Unsqueeze.apply(log_probs, 1), targets.unsqueeze(0)
+    loss = ops.CtcLoss.apply(log_probs, targets.long(), input_lengths, target_lengths, blank, zero_infinity)
+    if zero_infinity:
+        loss = ops.Where.apply(loss.data == math.inf, torch.zeros((), dtype=loss.dtype, device=loss.device), loss)
+    if reduction == 1:
+        lengths = torch.tensor(target_lengths, dtype=loss.dtype, device=loss.device).clamp_min(1)
+        return ops.Div.apply(loss, lengths).mean()
+    if reduction == 2:
+        return loss.sum()
+    return ops.SqueezeDim.apply(loss, 0) if unbatched else loss

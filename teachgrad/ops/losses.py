@@ -1,16 +1,17 @@
 """The losses torch computes with a kernel of its own (a node of their own): smooth_l1_loss, huber_loss,
-soft_margin_loss. (torch's other losses are compositions of ops; teachgrad/nn/functional.py composes them
-the same way, so they record torch's nodes.)
+soft_margin_loss, and ctc_loss (whose backward is torch's kernel only: see CtcLoss). (torch's other losses are
+compositions of ops; teachgrad/nn/functional.py composes them the same way, so they record torch's nodes.)
 
 Each forward calls torch's kernel; each backward is the formula of torch's derivatives.yaml written out, and on
 plain tensors (a first-order backward) it calls torch's backward kernel, so the gradient is torch's to the bit.
 `reduction` is torch's enum: 0 none, 1 mean, 2 sum. Under 'mean' every element's gradient is divided by the count.
 
-Guarded by tests/test_losses_and_more.py.
+Guarded by tests/test_losses_and_more.py and tests/test_ctc_loss.py.
 """
 import torch
 
 from ..core.function import Function
+from .attention import DerivativeNotImplemented
 
 NONE, MEAN, SUM = 0, 1, 2
 
@@ -116,3 +117,35 @@ class SoftMarginLoss(Function, node="SoftMarginLossBackward0", saves=("self", "t
         input, target = ctx._primals[:2]
         z = (-target * input).exp()
         return _reduce_tangent(t_input * -target * z / (1 + z), ctx.reduction)
+
+
+class CtcLoss(Function, node="CtcLossBackward0", saves=("log_probs", "targets", "result0", "result1"),
+              nondifferentiable_args=(1,)):
+    """Connectionist temporal classification: -log of the total probability, summed over every alignment of the
+    target to the T input steps (each step emits a label or the blank; repeats between blanks merge), one loss per
+    sequence of the batch. torch's kernel sums the alignments with a forward recursion over (step, target
+    position) and keeps its table, log_alpha (result1), for backward.
+
+    Backward (derivatives.yaml: `_ctc_loss_backward`): from log_alpha and the backward recursion's log_beta, the
+    gradient of log_probs at (t, n, c) is exp(log_probs) - exp(log_alpha + log_beta at the positions labelled c
+    + loss), times the incoming gradient: torch's backward kernel, so the gradient is torch's to the bit. torch
+    has no derivative of that kernel: a second derivative raises there (DerivativeNotImplemented).
+    """
+
+    @staticmethod
+    def forward(ctx, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+        loss, log_alpha = torch.ops.aten._ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                                                   zero_infinity)
+        ctx.lengths, ctx.blank, ctx.zero_infinity = (input_lengths, target_lengths), blank, zero_infinity
+        ctx.save_for_backward(log_probs, targets, loss, log_alpha)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):
+        log_probs, targets, loss, log_alpha = ctx.saved_tensors
+        plain = [getattr(t, "data", t) for t in (grad, log_probs, targets, loss, log_alpha)]
+        grad_log_probs = torch.ops.aten._ctc_loss_backward(plain[0], plain[1], plain[2], *ctx.lengths, plain[3],
+                                                           plain[4], ctx.blank, ctx.zero_infinity)
+        if not isinstance(grad, torch.Tensor):   # create_graph: a gradient torch cannot differentiate again
+            grad_log_probs = DerivativeNotImplemented.apply("_ctc_loss_backward", 1, grad_log_probs, grad, log_probs)
+        return grad_log_probs, None, None, None, None, None
