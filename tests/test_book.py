@@ -428,6 +428,30 @@ def test_on_a_phone_the_navigation_opens_and_lists_the_series(book, site, phone)
 
 @pytest.mark.book
 @pytest.mark.browser
+def test_on_a_phone_no_tooltip_stays_after_the_drawer_closes(book, site, phone):
+    """Closing the drawer gives focus back to the button that opened it, and the theme shows that button's
+    tooltip ("Toggle primary sidebar") on focus: it stayed over the page until the reader tapped elsewhere."""
+    page = Page(phone, site, f"notebooks/{book['notebooks'][0].stem}.html")
+    toggles = page.page.locator(".primary-toggle")
+    shown = [i for i in range(toggles.count()) if toggles.nth(i).is_visible()]
+    drawer = page.page.locator("#pst-primary-sidebar-modal")
+    for close in ("Escape", "a tap beside the drawer"):
+        toggles.nth(shown[0]).tap()
+        page.page.wait_for_function("() => document.getElementById('pst-primary-sidebar-modal').open", timeout=5000)
+        if close == "Escape":
+            page.page.keyboard.press("Escape")
+        else:
+            page.page.mouse.click(page.page.viewport_size["width"] - 5, page.page.viewport_size["height"] // 2)
+        page.page.wait_for_function("() => !document.getElementById('pst-primary-sidebar-modal').open", timeout=5000)
+        page.page.wait_for_timeout(400)   # the tooltip fades in over 150 ms
+        assert not drawer.is_visible()
+        assert page.page.locator(".tooltip.show").count() == 0, f"a tooltip stays after {close}"
+    page.page.close()
+    assert page.problems == []
+
+
+@pytest.mark.book
+@pytest.mark.browser
 def test_on_a_laptop_the_same_button_folds_the_navigation_away_and_back(book, site, browser):
     page = Page(browser, site, f"notebooks/{book['notebooks'][0].stem}.html")
     toggle = page.page.locator(".primary-toggle:visible").first

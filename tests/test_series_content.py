@@ -143,3 +143,21 @@ def test_no_line_of_a_solution_is_shown_outside_the_solution_cells(stem):
     for cell in (c for c in cells if "solution" not in _tags(c)):
         shown = {line.split("#")[0].strip() for line in cell.source.splitlines()}
         assert not answers & shown, (stem, answers & shown)
+
+
+def _series():
+    return sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("stem", _series()[:-1])
+def test_each_notebook_ends_by_naming_the_next_one_in_the_series(stem):
+    """A learner follows "Next:" from one notebook to the next; it must not skip one (07 pointed to 10)."""
+    series = _series()
+    following = series[series.index(stem) + 1]
+    prose = _prose(_load(stem))
+    nexts = re.findall(r"Next[:,]\s*\[?\**(\d\d) ·", prose)
+    assert nexts, f"{stem} never says which notebook comes next"
+    assert nexts[-1] == following[:2], f"{stem}'s last 'Next' names {nexts[-1]}, the series goes on with {following}"
+    if "](" in prose.split("Next")[-1][:120]:
+        link = re.search(r"\]\((\d\d_[a-z_]+\.ipynb)\)", prose.split("Next")[-1])
+        assert link and link.group(1) == following + ".ipynb", f"{stem}'s Next link points elsewhere"

@@ -16,8 +16,20 @@
       toggles[i].addEventListener("click", function (event) {
         event.preventDefault();
         event.stopPropagation();
+        withoutTooltipOnTouch(event.currentTarget);
         first.click();
       });
+    }
+  }
+
+  /* The theme gives the button a tooltip ("Toggle primary sidebar") shown on hover or focus. A tap focuses
+   * the button, and closing the drawer hands the focus back to it, so on a phone the tooltip came up over
+   * the page after the drawer closed and stayed there. A screen that cannot hover gets no tooltip (the
+   * button keeps its name); a mouse still gets it. */
+  function withoutTooltipOnTouch(button) {
+    var tooltip = window.bootstrap && window.bootstrap.Tooltip && window.bootstrap.Tooltip.getInstance(button);
+    if (tooltip && window.matchMedia("(hover: none)").matches) {
+      tooltip.dispose();   // also cancels a tooltip about to be shown
     }
   }
 
