@@ -1,6 +1,7 @@
 """Notebook 18 · function transforms: a batching rule written by hand, and a VJP made of JVPs (the transpose)."""
 from __future__ import annotations
 
+import sys
 from typing import Callable
 
 import torch
@@ -13,41 +14,26 @@ from ._verdicts import Verdict, _AutogradWatch, _correct, _not_yet, _raised, _te
 __all__ = ["check_mm_batch_rule", "check_vjp_from_jvps"]
 
 BATCH = 4          # samples in every batched case of check_mm_batch_rule
+_VMAP_MODULES = {"torch._functorch.vmap", "teachgrad.features.vmap"}   # where each library's vmap runs a function
 _MATMULS = {"mm", "matmul", "bmm", "__matmul__", "__rmatmul__", "einsum", "baddbmm", "addmm", "addbmm"}
 
 
 class _BatchWatch(TorchFunctionMode):
     """What a batching rule ran: how many matrix products (one per sample is a loop over the batch, not a rule),
-    and whether vmap did the work (an op saw torch.func's batched tensors, or `tg.func.vmap` was called)."""
+    and whether vmap did the work: an op that runs while a vmap (torch.func's or teachgrad's, however the learner
+    named it) is on the call stack."""
 
     def __init__(self):
         super().__init__()
         self.products = 0
         self.vmapped = False
 
-    def __enter__(self):
-        import teachgrad.func as tg_func   # where teachgrad keeps its vmap, once it has one
-        self._func, self._vmap = tg_func, tg_func.__dict__.get("vmap")
-        if self._vmap is not None:
-            watch, vmap = self, self._vmap
-
-            def watched(*args, **kwargs):
-                watch.vmapped = True
-                return vmap(*args, **kwargs)
-            tg_func.vmap = watched
-        return super().__enter__()
-
-    def __exit__(self, *exc):
-        if self._vmap is not None:
-            self._func.vmap = self._vmap
-        return super().__exit__(*exc)
-
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "")
-        self.products += name in _MATMULS
-        for a in list(args) + list((kwargs or {}).values()):
-            if isinstance(a, torch.Tensor) and torch._C._functorch.is_batchedtensor(a):
-                self.vmapped = True
+        self.products += getattr(func, "__name__", "") in _MATMULS
+        frame = sys._getframe(1)
+        while frame is not None and not self.vmapped:
+            self.vmapped = frame.f_globals.get("__name__") in _VMAP_MODULES
+            frame = frame.f_back
         return func(*args, **(kwargs or {}))
 
 
