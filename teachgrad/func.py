@@ -15,8 +15,10 @@ them: `grad(grad(f))`), and a result that depends on nothing outside the transfo
 in teachgrad, so `jvp` inside `jvp` (and `jacfwd` of `jacfwd`) is refused; `hessian` is forward-over-reverse,
 as torch's.
 
-The transforms torch.func has and teachgrad does not rebuild (vmap and the ones built on it, functionalize,
-linearize, ...) raise a NotImplementedError when asked for: torch's own would run on the data, where
+`vmap` is teachgrad/features/vmap.py (batching rules beside the ops in teachgrad/features/batching_rules.py);
+`linearize` gives (f(x), jvp_fn), and `linear_transpose` turns forward mode's linear map into reverse mode's.
+
+The transforms torch.func has and teachgrad does not rebuild (functionalize, stack_module_state, ...) raise a NotImplementedError when asked for: torch's own would run on the data, where
 teachgrad's graph is not.
 """
 from __future__ import annotations
@@ -28,7 +30,8 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
 
 from .features import forward_ad
-from .rules import grad_mode, torch_leaves
+from .features.vmap import expand_to_open_levels, physical_grad, vmap
+from .rules import batching, grad_mode, torch_leaves
 from .core.engine import grad as autograd_grad
 from .api.torch_functions import stack as _stack_variables
 from .core.variable import Variable
@@ -38,7 +41,8 @@ from .rules import tangents
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose",
+           "linearize", "vjp", "vmap"]
 
 
 # --- functional_call ------------------------------------------------------------------------------------------
@@ -153,6 +157,8 @@ class _Level:
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
         if not isinstance(x, Variable):
             x = torch_leaves.as_variable(x) if x.requires_grad else Variable(x)
+        if batching.vmap_depth:                       # under vmap: one gradient per example (features/vmap.py)
+            x = expand_to_open_levels(x)
         if x.requires_grad:
             inner = x.view_as(x)                      # an outer transform (or the caller's graph) still reaches x
         else:
@@ -198,6 +204,9 @@ class _Level:
 
 def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=False, create_graph=True):
     """autograd.grad over the outputs that require grad; zeros for an input no output depends on."""
+    if batching.vmap_depth:   # under vmap: on the physical graph, the batch dims in front (features/vmap.py)
+        return physical_grad(_autograd_grad, outputs, inputs, grad_outputs, retain_graph=retain_graph,
+                             create_graph=create_graph)
     if grad_outputs is None:
         kept = [(o, None) for o in outputs if o.requires_grad]
     else:
@@ -364,6 +373,9 @@ def jvp(func: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any,
 
 def _jvp(func, primals, tangents, argnums, strict, has_aux):
     global _in_jvp
+    if batching.vmap_depth:
+        raise NotImplementedError("teachgrad's jvp (and jacfwd, hessian) does not run under vmap: its batching rules "
+                                  "carry no forward-mode tangents; use jacrev, or vmap outside a loop of jvp")
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
     diff_args = primals if argnums is None else _pick(primals, argnums)
@@ -447,7 +459,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
         rows = [[] for _ in flat_out]          # rows[i][k]: the vjp with output i's k-th one-hot
         for i, o in enumerate(flat_out):
             for k in range(o.numel()):
-                cot = [torch.zeros_like(x.data if isinstance(x, Variable) else x) for x in flat_out]
+                cot = [torch.zeros(x.shape, dtype=x.dtype, device=x.device) for x in flat_out]   # (per example)
                 cot[i].view(-1)[k] = 1
                 flat_grads, _ = tree_flatten(vjp_fn(tree_unflatten(cot, out_spec)))
                 rows[i].append(flat_grads)
@@ -467,6 +479,9 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
     (one jvp per input element). Blocks are shaped output.shape + input.shape."""
     @functools.wraps(func)
     def wrapper(*args):
+        if batching.vmap_depth:
+            raise NotImplementedError("teachgrad's jvp (and jacfwd, hessian) does not run under vmap: its batching "
+                                      "rules carry no forward-mode tangents; use jacrev, or vmap outside a loop of jvp")
         _complex("jacfwd", args, True)
         picked = _argnums(argnums, len(args))
         diff = (args[picked],) if isinstance(picked, int) else _pick(args, picked)
@@ -522,11 +537,9 @@ def _complex(name, values, is_input):
 # --- what teachgrad does not rebuild --------------------------------------------------------------------------
 
 _NOT_BUILT = {
-    "vmap": "batching rules are beyond this course; loop over the batch, or use jacrev/jacfwd for Jacobians",
     "functionalize": "it rewrites a program's in-place ops, which teachgrad records as they are",
-    "linearize": "it traces the program with make_fx; call jvp once per tangent instead",
-    "stack_module_state": "it prepares modules for vmap, which teachgrad does not rebuild",
-    "replace_all_batch_norm_modules_": "it prepares modules for vmap, which teachgrad does not rebuild",
+    "stack_module_state": "it stacks modules' parameters for ensembling under vmap; stack them with tg.stack",
+    "replace_all_batch_norm_modules_": "teachgrad's vmap has no batching rule for batch norm",
     "rearrange": "it is einops under vmap; use reshape and permute",
     "debug_unwrap": "teachgrad's transforms do not wrap tensors, so there is nothing to unwrap",
 }
@@ -538,3 +551,40 @@ def __getattr__(name: str) -> NoReturn:
         raise NotImplementedError(f"teachgrad does not rebuild torch.func.{name} ({why}); torch's own would run on "
                                   "the tensors' data, where teachgrad's graph is not")
     raise AttributeError(f"module 'teachgrad.func' has no attribute '{name}'")
+
+
+# --- linearize, and reverse mode as forward mode transposed ---------------------------------------------------
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the JVP of func at `primals`, J·t, a linear function of t.
+
+    torch.func.linearize traces func once (make_fx) and replays the linear part; here jvp_fn runs `jvp` at the same
+    primals (the forward pass again, each call), which gives the same numbers."""
+    output = func(*primals)
+    flat_primals, primals_spec = tree_flatten(primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        flat_tangents, tangents_spec = tree_flatten(tangents)
+        if tangents_spec != primals_spec:
+            raise RuntimeError(f"Expected the tangents {treespec_pprint(tangents_spec)} to have the same argspec as "
+                               f"the primals {treespec_pprint(primals_spec)}")
+        for p, t in zip(flat_primals, flat_tangents):
+            if _is_tensor(p) and (not _is_tensor(t) or tuple(p.shape) != tuple(t.shape)):
+                raise RuntimeError(f"Expected tangent to have shape {tuple(p.shape)} but got "
+                                   f"{tuple(t.shape) if _is_tensor(t) else type(t)}")
+        return jvp(func, primals, tangents)[1]
+    return output, jvp_fn
+
+
+def linear_transpose(linear_fn: Callable[..., Any], *primals: Any) -> Callable[..., tuple]:
+    """The transpose of a linear function (as JAX's linear_transpose): for `linear_fn(t) = J t`, a function
+    `u -> (Jᵀ u,)`, one entry per argument. `primals` give the arguments' shapes (their values are not used).
+
+    This is reverse mode got from forward mode: transposing `linearize(f, x)[1]` gives the VJP of f at x. It is
+    computed as the VJP of linear_fn at zeros: for a linear map, its VJP is the transpose everywhere."""
+    zeros = tree_map(lambda p: Variable._make(torch.zeros_like(p.data if isinstance(p, Variable) else p)), primals)
+
+    def transposed(*cotangents: Any) -> tuple:
+        _, vjp_fn = vjp(linear_fn, *zeros)
+        return vjp_fn(cotangents[0] if len(cotangents) == 1 else cotangents)
+    return transposed

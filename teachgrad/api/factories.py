@@ -14,6 +14,7 @@ from typing import Any, Callable
 import torch
 
 from .. import ops
+from ..rules import batching
 from ..core.variable import Variable
 
 
@@ -42,8 +43,12 @@ def _plain(data):
 def _factory(torch_fn: Callable[..., torch.Tensor]) -> Callable[..., Variable]:
     """Wrap a torch factory so it returns a leaf Variable and takes `requires_grad`."""
 
+    random = torch_fn in (torch.randn, torch.rand, torch.randint, torch.randperm, torch.randn_like, torch.rand_like)
+
     @functools.wraps(torch_fn)
     def make(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Variable:
+        if random and batching.vmap_depth:   # inside vmap: as `randomness=` says (teachgrad/rules/batching.py)
+            batching.check_random(torch_fn.__name__)
         args = tuple(a.data if isinstance(a, Variable) else a for a in args)
         if requires_grad is not None and type(requires_grad) is not bool:   # torch refuses 1 or 1.0, as it says
             return Variable(torch_fn(*args, requires_grad=requires_grad, **kwargs), requires_grad=bool(requires_grad))

@@ -18,7 +18,7 @@ tests/test_torch_autograd_entry_points.py (torch.autograd.grad / backward / grad
 
 import torch
 
-from ..rules import grad_mode, torch_leaves
+from ..rules import batching, grad_mode, torch_leaves
 from ..rules import variable_class
 from ..rules import tangents, torch_gradcheck
 
@@ -33,11 +33,27 @@ def hand_over_namespaces(*modules):
     namespaces.update((module.__name__, module) for module in modules)
 
 
+_delegated = set()   # torch functions handed to teachgrad's version under vmap, while it runs
+
+
 def handle(func, args, kwargs):
     """Run `func(*args, **kwargs)` for arguments that include Variables (see the module's docstring)."""
     if func in AUTOGRAD_ENTRY_POINTS:
         return AUTOGRAD_ENTRY_POINTS[func](*args, **kwargs)
     Variable = variable_class.Variable
+    if batching.vmap_depth and _any((args, kwargs), lambda v: getattr(v, "_levels", None)):   # under vmap: only
+        ours, _ = _teachgrad_version(func, Variable)                         # teachgrad's ops have batching rules
+        name = getattr(func, "__name__", "")
+        if name.endswith("_") and not name.endswith("__"):   # writing a batch into an unbatched tensor
+            raise NotImplementedError(f"vmap: teachgrad has no batching rules for in-place ops ({_name(func)} "
+                                      "with a batched argument); write them out of place (x = x + ...)")
+        if ours is None or func in _delegated:   # (teachgrad's version runs torch's on the data: no rule either)
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {_name(func)}")
+        _delegated.add(func)
+        try:
+            return ours(*args, **kwargs)
+        finally:
+            _delegated.discard(func)
     recording = grad_mode.is_grad_enabled() and _any_requires_grad((args, kwargs), Variable)
     if not (recording or (grad_mode.forward_level >= 0 and _any_dual((args, kwargs)))):
         return _wrap(func(*_unwrap(args, Variable), **_unwrap(kwargs, Variable)), Variable)

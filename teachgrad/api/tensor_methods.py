@@ -389,7 +389,7 @@ class TensorMethods:
     def masked_fill(self, mask: TensorLike, value: Number | TensorLike) -> Variable:
         """`value` where `mask` is True, self elsewhere (the gradient flows where the mask is False)."""
         op = ops.MaskedFillTensor if isinstance(value, (variable_class.Variable, torch.Tensor)) else ops.MaskedFill
-        return op.apply(self, mask.data if isinstance(mask, variable_class.Variable) else mask, value)
+        return op.apply(self, mask, value)   # (a Variable mask is read as its data: no edge)
 
     def norm(self, p: Number | str = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Variable:
         """The vector norm (2 by default) of all elements, or along `dim`."""
@@ -403,8 +403,7 @@ class TensorMethods:
 
     def where(self, condition: TensorLike, other: Operand) -> Variable:
         """Elements of self where `condition` holds, else of `other` (torch.Tensor.where)."""
-        condition = condition.data if isinstance(condition, variable_class.Variable) else condition
-        return ops.Where.apply(condition, self, other)
+        return ops.Where.apply(condition, self, other)   # (a Variable condition is read as its data: no edge)
 
     def softmax(self, dim: int | None = None, dtype: torch.dtype | None = None) -> Variable:
         return torch_signatures.softmax(self, dim, dtype=dtype)

@@ -130,8 +130,7 @@ def minimum(a: TensorLike, b: TensorLike) -> Variable:
 
 
 def where(condition: TensorLike, a: Operand, b: Operand) -> Variable:
-    condition = condition.data if isinstance(condition, Variable) else condition
-    return ops.Where.apply(condition, a, b)
+    return ops.Where.apply(condition, a, b)   # (a Variable condition is read as its data: no edge)
 
 
 def sum(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,

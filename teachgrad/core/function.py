@@ -34,7 +34,7 @@ from typing import Any
 import torch
 
 from ..features import anomaly_mode
-from ..rules import grad_mode, saved_tensors, tangents, variable_class
+from ..rules import batching, grad_mode, saved_tensors, tangents, variable_class
 from ..rules.mixed_inputs import read_mixed_inputs   # (numbers, torch tensors, None among the arguments)
 from ..rules.saved_attributes import saved_attributes
 from ..rules.views import mark_views                 # (the outputs of a view op)
@@ -101,6 +101,8 @@ class Function:
 
         The node is `ctx` itself: it keeps an edge to where each input's gradient goes, and what forward saved.
         """
+        if batching.vmap_depth:   # inside vmap: the op's batching rule runs it (teachgrad/features/vmap.py)
+            return batching.run_batched(cls, args)
         ctx = cls._backward_cls()
         args, raw = read_inputs(cls, ctx, args)
         output = cls.forward(ctx, *raw)

@@ -19,7 +19,7 @@ import torch
 
 from ..core import function
 from ..core.node import BackwardNode
-from ..rules import grad_mode, saved_tensors, tangents, variable_class, views
+from ..rules import batching, grad_mode, saved_tensors, tangents, variable_class, views
 from ..rules.hooks import hook_value, typename, unwrap
 from ..rules.validate_outputs import wrong_number_message
 from ..rules.wrap_outputs import position
@@ -58,6 +58,8 @@ class Function(function.Function):
         dirty inputs handed back as outputs; then the steps of every op."""
         if kwargs or cls._has_setup_context:
             args = bind_arguments(cls, args, kwargs)
+        if batching.vmap_depth:   # inside vmap: a user's Function has no batching rule (teachgrad/features/vmap.py)
+            return batching.run_batched(cls, args)
         ctx = cls._backward_cls()
         args, raw = function.read_inputs(cls, ctx, args)
         output = run_user_forward(cls, ctx, raw, grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled())

@@ -21,7 +21,7 @@ from torch.nn import _reduction as _Reduction
 from ..api import torch_functions as _tg, torch_signatures
 from .. import ops
 from ..core.function import Function
-from ..rules import grad_mode
+from ..rules import batching, grad_mode
 from ..rules.broadcast import unbroadcast
 from ..core.variable import Variable
 
@@ -272,9 +272,8 @@ def nll_loss(input: TensorLike, target: TensorLike, weight: TensorLike | None = 
              ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Variable:
     """Negative log-likelihood of class indices, given log-probabilities."""
     _check_reduction(reduction)
-    target = target.data if isinstance(target, Variable) else target
     weight = weight.data if isinstance(weight, Variable) else weight
-    return NllLoss.apply(input, target, weight, ignore_index, reduction)
+    return NllLoss.apply(input, target, weight, ignore_index, reduction)   # (a Variable target is read as its data)
 
 
 def cross_entropy(input: TensorLike, target: TensorLike, weight: TensorLike | None = None,
@@ -755,7 +754,8 @@ def _dropout(input, p, train):
     data = _plain(input)
     if p == 1:
         return ops.Mul.apply(input, torch.zeros((), dtype=data.dtype, device=data.device))
-    if data.is_cuda or data.device.type in ("xpu", "lazy"):   # where torch's is_fused_kernel_acceptable says yes
+    if data.is_cuda or data.device.type in ("xpu", "lazy") or batching.vmap_depth:   # where torch's
+        # is_fused_kernel_acceptable says yes; and under vmap, whose batching rule draws as `randomness` says
         return ops.NativeDropout.apply(input, p, train)[0]
     noise = torch.empty_like(data).bernoulli_(1 - p).div_(1 - p)
     return ops.Mul.apply(input, noise)

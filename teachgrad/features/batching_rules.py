@@ -1,0 +1,401 @@
+"""Batching rules: for each op, where the batch dims go, as JAX's Autodidax keeps `vmap_rules` in a table.
+
+A rule is called as `rule(op, args, levels)` while vmap's mode word is off: `args` are the op's arguments, some
+of them BatchedVariables (their data has one batch dim per vmap level in front), and `levels` are all the levels
+among them, outermost first. The rule runs the op on the physical data, the batch dims in front, and says which
+of its outputs are batched (`BatchedVariable.of(output, levels)`). Three kinds cover most ops:
+
+- **pointwise** (sin, +, where, ...): each batched argument gets a dim per level (size 1 where it is not batched at
+  one) and size-1 dims that line its example up with the others' (broadcasting), then the op runs as it is.
+- **along a dim** (sum(dim), softmax, transpose, cat, ...): the op runs with its dim arguments moved past the
+  batch dims (`dim + number of levels`).
+- **reshaping** (view, expand, matmul, ...): the op's shape arguments get the batch sizes in front.
+
+An op missing from RULES raises, naming the op: never a loop over the batch, never a wrong number.
+
+Guarded by tests/test_vmap.py.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from .. import ops
+from ..core.variable import Variable
+from ..rules import batching
+from ..nn import functional as F
+from ..ops import layers, layout, linalg, scan, statistics, unary
+from .batched_variable import BatchedVariable, aligned_shape, batch_sizes, levels_of, wrap_dim
+
+Rule = Callable[[type, tuple, tuple], Any]
+
+
+
+# --- moving the batch dims: on the physical Variables, recorded in the graph -----------------------------------
+
+def _is_tensor(x: Any) -> bool:
+    return isinstance(x, (Variable, torch.Tensor))
+
+
+def align(x: Any, levels: tuple, rank: int | None = None, expand: bool = False) -> Any:
+    """x with a leading dim for each of `levels` (size 1 where x is not batched at one, or the batch size with
+    `expand`), and its example's dims padded in front to `rank`: a plain Variable (or x's torch tensor)."""
+    data = x._data if isinstance(x, Variable) else x
+    shape = aligned_shape(data.shape, levels_of(x), levels, rank)
+    if isinstance(x, BatchedVariable):
+        x = ops.Alias.apply(x)                 # a plain Variable on the same data and graph
+    if list(data.shape) != shape:
+        x = ops.reshape(x, shape) if isinstance(x, Variable) else x.reshape(shape)
+    if expand:
+        sizes = [batch_sizes[level] for level in levels] + [-1] * (len(shape) - len(levels))
+        x = ops.Expand.apply(x, sizes) if isinstance(x, Variable) else x.expand(sizes)
+    return x
+
+
+def _out(result: Any, levels: tuple) -> Any:
+    """An op's output(s), batched at `levels` (None and non-tensors pass)."""
+    if isinstance(result, tuple):
+        return tuple(_out(r, levels) for r in result)
+    return BatchedVariable.of(result, levels) if isinstance(result, Variable) else result
+
+
+def _logical_dim(x: Any) -> int:
+    return x.dim() if not isinstance(x, Variable) else x._data.dim() - len(levels_of(x))
+
+
+def _shift(dim: Any, ndim: int, k: int) -> Any:
+    """A dim argument (int, or a sequence of them) of an example with `ndim` dims, past `k` batch dims."""
+    if isinstance(dim, (tuple, list)):
+        return type(dim)(wrap_dim(d, ndim) + k for d in dim)
+    return wrap_dim(dim, ndim) + k
+
+
+# --- the kinds of rule ------------------------------------------------------------------------------------------
+
+def pointwise(op: type, args: tuple, levels: tuple) -> Any:
+    """Element by element, with broadcasting: each batched argument lined up (a dim per level, its example's
+    dims padded in front), the unbatched ones left as they are (they broadcast from the right)."""
+    rank = max(_logical_dim(a) for a in args if _is_tensor(a))
+    physical = [align(a, levels, rank) if levels_of(a) else a for a in args]
+    return _out(op.apply(*physical), levels)
+
+
+def same_shape(op: type, args: tuple, levels: tuple) -> Any:
+    """Pointwise, for an op whose tensors must have one shape (masked_fill's input, a loss's pair): every tensor
+    argument expanded to the batch and to the broadcast example shape."""
+    expanded = iter(_expanded(tuple(a for a in args if _is_tensor(a)), levels))
+    return _out(op.apply(*[next(expanded) if _is_tensor(a) else a for a in args]), levels)
+
+
+def along(*positions: int, new_dim: bool = False, whole: Callable | None = None) -> Rule:
+    """A rule for an op whose arguments at `positions` are dims of its first tensor argument: they move past the
+    batch dims. `new_dim`: the dim may also be one past the last (unsqueeze). `whole(op, x, args, levels)`: what
+    the op does when its dim is None (the whole example)."""
+    def rule(op: type, args: tuple, levels: tuple) -> Any:
+        first = next(i for i, a in enumerate(args) if _is_tensor(a))
+        if any(levels_of(a) for a in args[first + 1:]):
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} with a batched "
+                                      "argument after its first")
+        x = align(args[first], levels)
+        ndim = _logical_dim(args[first]) + new_dim
+        args = list(args)
+        args[first] = x
+        if any(args[p] is None for p in positions):
+            return whole(op, x, args, levels)
+        if ndim == 0:      # a 0-dim example: dim 0 or -1, as torch allows for a scalar, along a dim of size 1
+            return _along_scalar(op, args, positions, levels)
+        for p in positions:
+            args[p] = _shift(args[p], ndim, len(levels))
+        return _out(op.apply(*args), levels)
+    return rule
+
+
+def _along_scalar(op: type, args: list, positions: tuple, levels: tuple) -> Any:
+    """`op` along dim 0 of 0-dim examples: along a last dim of size 1, which the outputs then lose."""
+    for p in positions:
+        dims = args[p] if isinstance(args[p], (tuple, list)) else (args[p],)
+        for d in dims:
+            wrap_dim(d, 0)                                    # (torch's IndexError beyond [-1, 0])
+        args[p] = type(args[p])(-1 for _ in dims) if isinstance(args[p], (tuple, list)) else -1
+    args[0] = ops.Unsqueeze.apply(args[0], -1)
+    k = len(levels)
+
+    def scalar(r: Any) -> Any:
+        if isinstance(r, Variable) and r._data.dim() == k + 1:
+            return ops.reshape(r, list(r._data.shape[:k]))
+        return r
+    result = op.apply(*args)
+    return _out(tuple(scalar(r) for r in result) if isinstance(result, tuple) else scalar(result), levels)
+
+
+def _flat(x: Variable, levels: tuple) -> Variable:
+    """x's example flattened to one dim (the batch dims kept in front)."""
+    return ops.reshape(x, list(x._data.shape[:len(levels)]) + [-1])
+
+
+def _whole_to_last(op: type, x: Variable, args: list, levels: tuple, position: int) -> Any:
+    """`op` over the whole example: over the last dim of the flattened example."""
+    args[0], args[position] = _flat(x, levels), -1
+    return _out(op.apply(*args), levels)
+
+
+def whole(reduce_last: Callable[[Variable], Any]) -> Rule:
+    """A rule for a reduction over the whole example (sum(), mean(), max()): the example flattened, then
+    `reduce_last` over its last dim."""
+    def rule(op: type, args: tuple, levels: tuple) -> Any:
+        return _out(reduce_last(_flat(align(args[0], levels), levels)), levels)
+    return rule
+
+
+def unbatched_only(*positions: int) -> Rule:
+    """A rule for an op that may run as it is when the arguments at `positions` are not batched (embedding's
+    weight, layer_norm's weight and bias): the others carry the batch dims in front, which the op treats as more
+    leading dims."""
+    def rule(op: type, args: tuple, levels: tuple) -> Any:
+        if any(levels_of(args[p]) for p in positions):
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} with a batched "
+                                      f"argument at position {positions}")
+        return _out(op.apply(*[align(a, levels) if levels_of(a) else a for a in args]), levels)
+    return rule
+
+
+# --- rules of single ops ----------------------------------------------------------------------------------------
+
+def _view(op: type, args: tuple, levels: tuple) -> Any:
+    x, shape = align(args[0], levels), args[1]
+    return _out(ops.reshape(x, list(x._data.shape[:len(levels)]) + list(shape)), levels)
+
+
+def _permute(op: type, args: tuple, levels: tuple) -> Any:
+    x, k = align(args[0], levels), len(levels)
+    dims = [wrap_dim(d, _logical_dim(args[0])) + k for d in args[1]]
+    return _out(ops.Permute.apply(x, tuple(range(k)) + tuple(dims)), levels)
+
+
+def _t(op: type, args: tuple, levels: tuple) -> Any:
+    x, k = align(args[0], levels), len(levels)
+    if _logical_dim(args[0]) < 2:
+        return _out(ops.Alias.apply(x), levels)
+    return _out(ops.Transpose.apply(x, k, k + 1), levels)
+
+
+def _squeeze(op: type, args: tuple, levels: tuple) -> Any:
+    x, k = align(args[0], levels), len(levels)
+    shape = list(x._data.shape)
+    return _out(ops.reshape(x, shape[:k] + [s for s in shape[k:] if s != 1]), levels)
+
+
+def _expand(op: type, args: tuple, levels: tuple) -> Any:
+    shape = list(args[1])
+    x = align(args[0], levels, len(shape))
+    return _out(ops.Expand.apply(x, list(x._data.shape[:len(levels)]) + shape), levels)
+
+
+def _indexing(op: type, args: tuple, levels: tuple) -> Any:
+    """a[index] with a basic index (Select, Slice): the same index after a `:` for each batch dim."""
+    index = args[1] if isinstance(args[1], tuple) else (args[1],)
+    return _out(op.apply(align(args[0], levels), (slice(None),) * len(levels) + index), levels)
+
+
+def _index(op: type, args: tuple, levels: tuple) -> Any:
+    """a[tensors]: unbatched index tensors, next to each other, after a `:` for each batch dim."""
+    indices = list(args[1])
+    if any(levels_of(i) for i in indices):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for Index with a batched index tensor")
+    used = [k for k, i in enumerate(indices) if i is not None]
+    if used != list(range(used[0], used[-1] + 1)):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for Index with index tensors that are not "
+                                  "next to each other")
+    return _out(op.apply(align(args[0], levels), [None] * len(levels) + indices), levels)
+
+
+def _join(op: type, args: tuple, levels: tuple) -> Any:
+    """cat and stack: every tensor expanded to the batch, the dim past the batch dims."""
+    dim, tensors = args[0], args[1:]
+    ndim = _logical_dim(tensors[0]) + (op is ops.Stack)
+    physical = [align(t, levels, expand=True) for t in tensors]
+    return _out(op.apply(_shift(dim, ndim, len(levels)), *physical), levels)
+
+
+def _matmul(op: type, args: tuple, levels: tuple) -> Any:
+    """mm and bmm: torch's matmul broadcasts the batch dims in front."""
+    a, b = (align(x, levels) for x in args)   # (size 1 at a level one of them is not batched at: it broadcasts)
+    return _out(ops.matmul(a, b), levels)
+
+
+def _mv(op: type, args: tuple, levels: tuple) -> Any:
+    a, v = align(args[0], levels), align(args[1], levels)
+    return _out(ops.matmul(a, ops.Unsqueeze.apply(v, -1)).squeeze(-1), levels)
+
+
+def _dot(op: type, args: tuple, levels: tuple) -> Any:
+    product = ops.Mul.apply(align(args[0], levels, 1), align(args[1], levels, 1))
+    return _out(ops.SumDim.apply(product, -1, False), levels)
+
+
+def _addmm(op: type, args: tuple, levels: tuple) -> Any:
+    bias, a, b = args
+    product = _matmul(ops.Mm, (a, b), levels)
+    return pointwise(ops.Add, (bias, product), levels)
+
+
+def _loss_then_reduce(op: type, args: tuple, levels: tuple, reduction_position: int) -> Any:
+    """A loss: element by element ('none'), then the example reduced as `reduction` says."""
+    reduction = args[reduction_position]
+    args = list(args)
+    args[reduction_position] = "none"
+    losses = same_shape(op, tuple(args), levels)
+    if reduction == "none":
+        return losses
+    flat = _flat(align(losses, levels), levels)
+    reduced = ops.MeanDim.apply(flat, -1, False) if reduction == "mean" else ops.SumDim.apply(flat, -1, False)
+    return _out(reduced, levels)
+
+
+def _nll_loss(op: type, args: tuple, levels: tuple) -> Any:
+    """nll_loss: the batch dims flattened into the samples of one call ('none'), then each example reduced."""
+    input, target, weight, ignore_index, reduction = args
+    if levels_of(weight):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for NllLoss with a batched weight")
+    x = align(input, levels, expand=True)
+    k, classes = len(levels), x._data.shape[-1]
+    t = align(target, levels, expand=True)
+    t_data = t._data if isinstance(t, Variable) else t
+    losses = op.apply(ops.reshape(x, [-1, classes]), t_data.reshape(-1), weight, ignore_index, "none")
+    losses = ops.reshape(losses, list(t_data.shape))
+    if reduction == "none":
+        return _out(losses, levels)
+    total = ops.SumDim.apply(_flat(losses, levels), -1, False)
+    if reduction == "sum":
+        return _out(total, levels)
+    valid = (t_data != ignore_index).to(x._data.dtype)
+    weights = valid if weight is None else (weight.data if isinstance(weight, Variable) else weight)[
+        t_data.where(t_data != ignore_index, 0)] * valid
+    return _out(ops.Div.apply(total, Variable._make(weights.reshape(*weights.shape[:k], -1).sum(-1))), levels)
+
+
+def _dropout(op: type, args: tuple, levels: tuple) -> Any:
+    """Dropout draws a mask: refused in randomness='error', one mask per example ('different'), or one mask for
+    the whole batch ('same')."""
+    mode = batching.randomness[-1]
+    if mode == "error":
+        raise RuntimeError(batching.RANDOM)
+    x = align(args[0], levels, expand=True)
+    if mode == "different":
+        return _out(op.apply(x, *args[1:]), levels)
+    example = list(x._data.shape[len(levels):])
+    mask = op.apply(Variable._make(torch.ones(example, dtype=x._data.dtype)), *args[1:])[0]
+    return _out((ops.Mul.apply(x, mask), None), levels)
+
+
+def on_last_dims(min_rank: Callable[[tuple], int]) -> Rule:
+    """A rule for an op that works on its input's last dims (tril, triu, constant_pad_nd): the batch dims in front
+    are more leading dims to it. An example with fewer than `min_rank(args)` dims gets torch's own error, from the
+    op run on one example."""
+    def rule(op: type, args: tuple, levels: tuple) -> Any:
+        if any(levels_of(a) for a in args[1:]):
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} with a batched "
+                                      "argument after its first")
+        x = align(args[0], levels)
+        if _logical_dim(args[0]) < min_rank(args):
+            op.apply(Variable._make(x._data[(0,) * len(levels)]), *args[1:])   # (raises torch's error)
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} on an example of "
+                                      f"{_logical_dim(args[0])} dims")
+        return _out(op.apply(x, *args[1:]), levels)
+    return rule
+
+
+def _repeat(op: type, args: tuple, levels: tuple) -> Any:
+    repeats = tuple(args[1])
+    if len(repeats) < _logical_dim(args[0]):
+        op.apply(Variable._make(args[0]._data[(0,) * len(levels_of(args[0]))]), repeats)   # (torch's error)
+    x = align(args[0], levels, len(repeats))
+    return _out(op.apply(x, (1,) * len(levels) + repeats), levels)
+
+
+def _roll_whole(op: type, x: Variable, args: list, levels: tuple) -> Any:
+    """roll without dims: the example flattened, rolled, and given its shape back."""
+    rolled = op.apply(_flat(x, levels), args[1], -1)
+    return _out(ops.reshape(rolled, list(x._data.shape)), levels)
+
+
+def _gather_scatter(op: type, args: tuple, levels: tuple) -> Any:
+    """gather(a, dim, index) and scatter(a, dim, index, src or value): every tensor expanded to the batch (an index
+    of one example goes with that example's input), the dim past the batch dims."""
+    a, dim, rest = args[0], args[1], args[2:]
+    physical = [align(t, levels, expand=True) if _is_tensor(t) else t for t in rest]
+    if isinstance(physical[0], Variable):    # (an index is read as data: no edge)
+        physical[0] = physical[0]._data
+    return _out(op.apply(align(a, levels, expand=True), _shift(dim, _logical_dim(a), len(levels)), *physical), levels)
+
+
+def _masked_fill_tensor(op: type, args: tuple, levels: tuple) -> Any:
+    if levels_of(args[2]):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for MaskedFillTensor with a batched value")
+    return _out(op.apply(*_expanded(args[:2], levels), args[2]), levels)
+
+
+def _expanded(tensors: tuple, levels: tuple) -> list:
+    shape = torch.broadcast_shapes(*[tuple(a.shape) for a in tensors])
+    result = []
+    for a in tensors:
+        a = align(a, levels, len(shape), expand=True)
+        sizes = [-1] * len(levels) + list(shape)
+        result.append(ops.Expand.apply(a, sizes) if isinstance(a, Variable) else a.expand(sizes))
+    return result
+
+
+# --- the table: op -> its batching rule -------------------------------------------------------------------------
+
+POINTWISE_OPS = (
+    ops.Add, ops.AddByNumber, ops.Sub, ops.SubByNumber, ops.Rsub, ops.Mul, ops.MulByNumber, ops.Div,
+    ops.DivByNumber, ops.DivRounding, ops.Neg, ops.Reciprocal, ops.Pow, ops.PowTensor, ops.PowScalarBase,
+    ops.Exp, ops.Log, ops.Sqrt, ops.Sin, ops.Cos, ops.Tanh, ops.Sigmoid, ops.Relu, ops.Sign, ops.Abs,
+    ops.Clamp, ops.ClampMin, ops.ClampMax, ops.ClampTensor, ops.ClampMinTensor, ops.ClampMaxTensor,
+    ops.Maximum, ops.Minimum, ops.Where, ops.Xlogy,
+    ops.Erf, ops.Gelu, ops.Silu, ops.Softplus, ops.Elu, ops.LeakyRelu, ops.LogSigmoid,
+    unary.Log10, unary.Log2, unary.Log1p, unary.Expm1, unary.Rsqrt,
+    ops.Clone, ops.Alias, ops.ToCopy, ops.ToFreshCopy,
+)
+
+RULES: dict[type, Rule] = {op: pointwise for op in POINTWISE_OPS}
+RULES.update({
+    # reductions over the whole example
+    ops.Sum: whole(lambda x: ops.SumDim.apply(x, -1, False)),
+    ops.Mean: whole(lambda x: ops.MeanDim.apply(x, -1, False)),
+    ops.Max: whole(lambda x: ops.MaxDim.apply(x, -1, False)[0]),
+    ops.Min: whole(lambda x: ops.MinDim.apply(x, -1, False)[0]),
+    # along a dim
+    ops.SumDim: along(1), ops.MeanDim: along(1), ops.MaxDim: along(1), ops.MinDim: along(1),
+    ops.Norm: along(2, whole=lambda op, x, args, levels: _whole_to_last(op, x, args, levels, 2)),
+    ops.NormDim: along(2, whole=lambda op, x, args, levels: _whole_to_last(op, x, args, levels, 2)),
+    statistics.Var: along(1, whole=lambda op, x, args, levels: _whole_to_last(op, x, args, levels, 1)),
+    statistics.Std: along(1, whole=lambda op, x, args, levels: _whole_to_last(op, x, args, levels, 1)),
+    statistics.Logsumexp: along(1),
+    ops.Softmax: along(1), ops.LogSoftmax: along(1),
+    scan.Cumsum: along(1), scan.Cumprod: along(1), scan.Logcumsumexp: along(1),
+    ops.Transpose: along(1, 2), ops.Unsqueeze: along(1, new_dim=True), ops.SqueezeDim: along(1),
+    ops.Unbind: along(1), ops.Split: along(2), ops.SplitWithSizes: along(2), ops.Diagonal: along(2, 3),
+    layout.Flip: along(1), ops.IndexSelect: along(1), linalg.MatmulSqueeze: along(1),
+    # shapes
+    ops.View: _view, ops.UnsafeView: _view, ops.ReshapeAlias: _view, ops.Permute: _permute, ops.T: _t,
+    ops.Squeeze: _squeeze, ops.Expand: _expand, ops.Select: _indexing, ops.Slice: _indexing, ops.Index: _index,
+    ops.Cat: _join, ops.Stack: _join,
+    # matrix products
+    ops.Mm: _matmul, ops.Bmm: _matmul, ops.Mv: _mv, ops.Dot: _dot, ops.Addmm: _addmm,
+    # masks and losses
+    ops.MaskedFill: same_shape,
+    F.MseLoss: lambda op, args, levels: _loss_then_reduce(op, args, levels, 2),
+    F.NllLoss: _nll_loss,
+    ops.Embedding: unbatched_only(0),
+    layers.NativeLayerNorm: unbatched_only(2, 3),
+    layers.NativeDropout: _dropout,
+    # more layout and selection ops
+    layout.Tril: on_last_dims(lambda args: 2), layout.Triu: on_last_dims(lambda args: 2),
+    layout.ConstantPadNd: on_last_dims(lambda args: len(args[1]) // 2),
+    layout.Repeat: _repeat, layout.Roll: along(2, whole=_roll_whole),
+    scan.Sort: along(1), scan.SortStable: along(1), scan.Topk: along(2),
+    ops.Gather: _gather_scatter, ops.Scatter: _gather_scatter, ops.ScatterAdd: _gather_scatter,
+    ops.ScatterValue: _gather_scatter, ops.MaskedFillTensor: _masked_fill_tensor,
+})

@@ -1,0 +1,52 @@
+"""vmap's mode word: how many vmap levels are open, read by `Function.apply` before anything else.
+
+While no vmap is open (`vmap_depth == 0`), an op costs one test of this word. While one is, `apply` hands the op
+to `run_batched`, which teachgrad/features/vmap.py hands over here when it is first imported (as
+teachgrad/core/variable.py hands its class to teachgrad/rules/variable_class.py): the batching rules need the
+ops, which stand above this module.
+
+Guarded by tests/test_vmap.py (every op under vmap: its batching rule, or an error naming it).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+# How many vmap levels are open; 0 while none is. A batching rule sets it to 0 while it runs the op on the
+# physical tensors (the batch dims in front), and back when it returns.
+vmap_depth = 0
+
+_run_batched: Callable[[type, tuple], Any] | None = None
+
+# The `randomness=` of each open vmap, innermost last: 'error', 'different' or 'same'.
+randomness: list[str] = []
+
+RANDOM = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+          "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+def hand_over(run_batched: Callable[[type, tuple], Any]) -> None:
+    """Called once by teachgrad/features/vmap.py with the function that runs an op through its batching rule."""
+    global _run_batched
+    _run_batched = run_batched
+
+
+def run_batched(cls: type, args: tuple) -> Any:
+    """Run the op `cls` on `args` inside a vmap (see teachgrad/features/vmap.py)."""
+    return _run_batched(cls, args)
+
+
+def set_depth(depth: int) -> int:
+    """Set the mode word; returns what it was."""
+    global vmap_depth
+    old, vmap_depth = vmap_depth, depth
+    return old
+
+
+def check_random(name: str) -> None:
+    """A random factory (`tg.randn`, ...) called inside vmap: torch's error in randomness='error'; one draw for the
+    whole batch in 'same'; 'different' is not rebuilt for factories (only dropout's batching rule draws per example)."""
+    if randomness[-1] == "error":
+        raise RuntimeError(RANDOM)
+    if randomness[-1] == "different":
+        raise NotImplementedError(f"vmap: teachgrad's {name} draws once for the whole batch (randomness='same'); "
+                                  "randomness='different' is rebuilt for dropout only: draw outside vmap instead")
