@@ -506,12 +506,23 @@ def test_18_mm_batch_rule_refuses_wrong_looped_and_vmapped_answers(answer, says)
 
 
 def test_18_mm_batch_rule_refuses_teachgrads_own_vmap_however_it_is_named():
-    # a stand-in for teachgrad's vmap (teachgrad/features/vmap.py): the rule by hand, run from that module
-    module = {"__name__": "teachgrad.features.vmap", "rule": _mm_rule}
-    exec("def vmap(func, in_dims):\n    return lambda a, b: rule(a, in_dims[0], b, in_dims[1])[0]", module)
-    bound_before = module["vmap"]                  # as `from teachgrad.func import vmap` at the top would
+    verdict = ex.check_mm_batch_rule(lambda a, ad, b, bd: (tg.func.vmap(tg.mm, in_dims=(ad, bd))(a, b), 0))
+    assert _not_yet(verdict) and "vmap" in verdict.message
+    bound_before = tg.func.vmap                    # as `from teachgrad.func import vmap` at the top would
     verdict = ex.check_mm_batch_rule(lambda a, ad, b, bd: (bound_before(tg.mm, in_dims=(ad, bd))(a, b), 0))
     assert _not_yet(verdict) and "vmap" in verdict.message
+
+
+def test_18_vjp_from_jvps_accepts_linearize_and_refuses_linear_transpose():
+    def by_linearize(f, x, u):                     # forward mode: the linear map applied to each e_j
+        _, jvp_fn = tg.func.linearize(f, x)
+        return tg.stack([(u * jvp_fn(e.view(x.shape))).sum() for e in torch.eye(x.numel(), dtype=x.dtype)])
+    assert ex.check_vjp_from_jvps(by_linearize)
+
+    def by_transpose(f, x, u):                     # teachgrad's linear_transpose runs a backward pass
+        return tg.func.linear_transpose(tg.func.linearize(f, x)[1], x)(u)[0]
+    verdict = ex.check_vjp_from_jvps(by_transpose)
+    assert _not_yet(verdict) and "reverse mode" in verdict.message
 
 
 def _vjp_from_jvps(f, x, u):
