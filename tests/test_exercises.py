@@ -466,3 +466,104 @@ def test_17_hint_lines_fit_a_notebook_output():
     # JupyterLab wraps a long output line wherever it runs out of room, mid-word
     message = ex.check_backprop(lambda *problem: {}).message
     assert all(len(line) <= 100 for line in message.splitlines() if not line.startswith("gradient")), message
+
+
+# --- notebook 18: a batching rule by hand, a VJP from JVPs ---
+
+def _mm_rule(a, a_bdim, b, b_bdim):
+    """Each batch dim to the front; one broadcasting matrix product (the notebook's solution, written again)."""
+    a = a if a_bdim is None else a.movedim(a_bdim, 0)
+    b = b if b_bdim is None else b.movedim(b_bdim, 0)
+    return a @ b, 0
+
+
+def _mm_loop(a, a_bdim, b, b_bdim):
+    pick = (lambda t, bdim, i: t if bdim is None else t.select(bdim, i))
+    return tg.stack([tg.mm(pick(a, a_bdim, i), pick(b, b_bdim, i)) for i in range(4)]), 0
+
+
+def test_18_mm_batch_rule_right_in_any_form_and_where_the_batch_dim_is_said():
+    assert ex.check_mm_batch_rule(_mm_rule)
+    as_torch = lambda *args: (_mm_rule(*args)[0].data, 0)                    # a torch tensor is an answer too
+    assert ex.check_mm_batch_rule(as_torch)
+    at_the_end = lambda *args: (_mm_rule(*args)[0].movedim(0, -1), -1)       # any place, said rightly
+    assert ex.check_mm_batch_rule(at_the_end)
+
+
+@pytest.mark.parametrize("answer, says", [
+    (lambda *args: (_mm_rule(*args)[0], 1), "has shape"),                   # the batch dim is not where it says
+    (lambda *args: (_mm_rule(*args)[0] * 1.01, 0), "differ"),
+    (lambda *args: _mm_rule(*args)[0], "pair"),
+    (lambda *args: (_mm_rule(*args)[0], 0.0), "int index"),
+    (_raise, "NotImplementedError"),
+    (_mm_loop, "loop over"),                                                 # the batch in a Python loop
+    (lambda a, ad, b, bd: (torch.func.vmap(torch.mm, in_dims=(ad, bd))(a.data, b.data), 0), "vmap"),
+])
+def test_18_mm_batch_rule_refuses_wrong_looped_and_vmapped_answers(answer, says):
+    verdict = ex.check_mm_batch_rule(answer)
+    assert _not_yet(verdict) and says in verdict.message, verdict.message
+    assert len({ex.check_mm_batch_rule(answer).message for _ in range(2)} | {verdict.message}) == 1
+
+
+def test_18_mm_batch_rule_refuses_teachgrads_own_vmap_however_it_is_named():
+    verdict = ex.check_mm_batch_rule(lambda a, ad, b, bd: (tg.func.vmap(tg.mm, in_dims=(ad, bd))(a, b), 0))
+    assert _not_yet(verdict) and "vmap" in verdict.message
+    bound_before = tg.func.vmap                    # as `from teachgrad.func import vmap` at the top would
+    verdict = ex.check_mm_batch_rule(lambda a, ad, b, bd: (bound_before(tg.mm, in_dims=(ad, bd))(a, b), 0))
+    assert _not_yet(verdict) and "vmap" in verdict.message
+
+
+def test_18_vjp_from_jvps_accepts_linearize_and_refuses_linear_transpose():
+    def by_linearize(f, x, u):                     # forward mode: the linear map applied to each e_j
+        _, jvp_fn = tg.func.linearize(f, x)
+        return tg.stack([(u * jvp_fn(e.view(x.shape))).sum() for e in torch.eye(x.numel(), dtype=x.dtype)])
+    assert ex.check_vjp_from_jvps(by_linearize)
+
+    def by_transpose(f, x, u):                     # teachgrad's linear_transpose runs a backward pass
+        return tg.func.linear_transpose(tg.func.linearize(f, x)[1], x)(u)[0]
+    verdict = ex.check_vjp_from_jvps(by_transpose)
+    assert _not_yet(verdict) and "reverse mode" in verdict.message
+
+
+def _vjp_from_jvps(f, x, u):
+    basis = torch.eye(x.numel(), dtype=x.dtype)
+    return tg.stack([(u * tg.func.jvp(f, (x,), (e.view(x.shape),))[1]).sum() for e in basis])
+
+
+def test_18_vjp_from_jvps_right_and_in_any_form():
+    assert ex.check_vjp_from_jvps(_vjp_from_jvps)
+    assert ex.check_vjp_from_jvps(lambda f, x, u: _vjp_from_jvps(f, x, u).data.float())   # float32 passes
+    assert ex.check_vjp_from_jvps(lambda f, x, u: _vjp_from_jvps(f, x, u).tolist())
+
+
+@pytest.mark.parametrize("answer, says", [
+    (lambda f, x, u: tg.func.vjp(f, x)[1](u)[0], "reverse mode"),                   # the library's own vjp
+    (lambda f, x, u: tg.autograd.grad(f(x.requires_grad_()), x, u)[0], "reverse mode"),
+    (lambda f, x, u: torch.func.vjp(f, x.data)[1](u.data)[0], "reverse mode"),      # torch's
+    (lambda f, x, u: _vjp_from_jvps(f, x, u) * 2, "differ"),
+    (lambda f, x, u: _vjp_from_jvps(f, x, u)[:1], "shape"),
+    (lambda f, x, u: torch.func.jacrev(f)(x.data).T @ u.data, "reverse mode"),
+    (lambda f, x, u: None, "None"),
+    (_raise, "NotImplementedError"),
+])
+def test_18_vjp_from_jvps_refuses_reverse_mode_and_wrong_answers(answer, says):
+    verdict = ex.check_vjp_from_jvps(answer)
+    assert _not_yet(verdict) and says in verdict.message, verdict.message
+    assert len({ex.check_vjp_from_jvps(answer).message for _ in range(2)} | {verdict.message}) == 1
+
+
+def test_18_right_numbers_made_without_forward_mode_are_refused():
+    # uᵀ J by finite differences: no autograd at all, but no JVP either
+    def by_differences(f, x, u):
+        h, x0 = 1e-6, x.data
+        return torch.stack([(u.data * (f(x0 + h * e) - f(x0 - h * e)) / (2 * h)).sum()
+                            for e in torch.eye(x0.numel(), dtype=x0.dtype)])
+    verdict = ex.check_vjp_from_jvps(by_differences)
+    assert _not_yet(verdict) and "dual" in verdict.message
+
+
+def test_18_hint_lines_fit_a_notebook_output():
+    for check, answer in ((ex.check_mm_batch_rule, _mm_loop), (ex.check_vjp_from_jvps, _raise)):
+        for hint in (1, 2):
+            message = check(answer, hint=hint).message
+            assert all(len(line) <= 100 for line in message.splitlines()), message

@@ -127,7 +127,8 @@ def test_17_derives_batch_norm_embedding_and_cross_entropy_in_the_table():
         assert rows.get(name) == "close", (name, rows)
 
 
-@pytest.mark.parametrize("stem", ["04_build_your_own_engine", "08_inplace_and_views", "17_backprop_by_hand"])
+@pytest.mark.parametrize("stem", ["04_build_your_own_engine", "08_inplace_and_views", "17_backprop_by_hand",
+                                  "18_function_transforms"])
 def test_no_line_of_a_solution_is_shown_outside_the_solution_cells(stem):
     """Not before its check, and not in a later section either: a learner reading on sees no answer."""
     cells = _load(stem).cells
@@ -161,3 +162,25 @@ def test_each_notebook_ends_by_naming_the_next_one_in_the_series(stem):
     if "](" in prose.split("Next")[-1][:120]:
         link = re.search(r"\]\((\d\d_[a-z_]+\.ipynb)\)", prose.split("Next")[-1])
         assert link and link.group(1) == following + ".ipynb", f"{stem}'s Next link points elsewhere"
+
+
+def test_18_measures_jacrev_against_jacfwd_by_passes_and_a_verdict_never_a_time():
+    """Printed outputs must not depend on the CPU: passes are counted, timings only give a True/False verdict."""
+    nb = _load("18_function_transforms")
+    printed = "".join(o.text for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                      if o.output_type == "stream")
+    assert re.search(r"jacrev, 1000 -> 1 +forward passes: +1 +backward passes: +1\n", printed)
+    assert re.search(r"jacfwd, 1000 -> 1 +forward passes: 1000 +backward passes: +0\n", printed)
+    assert "jacrev at least 5x faster for 1000 inputs -> 1 output: True" in printed
+    assert "jacfwd at least 5x faster for 1 input -> 1000 outputs: True" in printed
+    assert not re.search(r"\d\s*(ms|s|seconds)\b", printed), "a time in the printed output"
+
+
+def test_18_names_every_node_it_draws_and_its_exercises_refuse_the_library():
+    nb = _load("18_function_transforms")
+    prose = _prose(nb)
+    for drawing in _drawings(nb):
+        for node in re.findall(r"label=(\w+) shape=ellipse", drawing):
+            assert node in prose, node
+    checks = [c.source for c in nb.cells if "check" in _tags(c)]
+    assert checks == ["check_mm_batch_rule(mm_batch_rule)", "check_vjp_from_jvps(vjp_from_jvps)"]
