@@ -92,7 +92,7 @@ def test_08_copyslices_drawing_shows_the_wrapped_node_and_the_exercise_is_new():
 
 
 def test_13_and_17_outputs_and_new_code_fit_the_page():
-    for stem in ("13_higher_order", "17_backprop_by_hand"):
+    for stem in ("13_higher_order", "17_backprop_by_hand", "19_attention_and_a_small_gpt"):
         for cell in _load(stem).cells:
             if cell.cell_type != "code":
                 continue
@@ -127,7 +127,8 @@ def test_17_derives_batch_norm_embedding_and_cross_entropy_in_the_table():
         assert rows.get(name) == "close", (name, rows)
 
 
-@pytest.mark.parametrize("stem", ["04_build_your_own_engine", "08_inplace_and_views", "17_backprop_by_hand"])
+@pytest.mark.parametrize("stem", ["04_build_your_own_engine", "08_inplace_and_views", "17_backprop_by_hand",
+                                  "19_attention_and_a_small_gpt"])
 def test_no_line_of_a_solution_is_shown_outside_the_solution_cells(stem):
     """Not before its check, and not in a later section either: a learner reading on sees no answer."""
     cells = _load(stem).cells
@@ -143,3 +144,32 @@ def test_no_line_of_a_solution_is_shown_outside_the_solution_cells(stem):
     for cell in (c for c in cells if "solution" not in _tags(c)):
         shown = {line.split("#")[0].strip() for line in cell.source.splitlines()}
         assert not answers & shown, (stem, answers & shown)
+
+
+def _printed(nb):
+    return "".join(o.text for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("name") == "stdout")
+
+
+def test_19_derives_softmax_masks_attention_and_trains_a_gpt_under_both_libraries():
+    nb = _load("19_attention_and_a_small_gpt")
+    prose, printed = _prose(nb), _printed(nb)
+    for words in ("Jacobian", "operatorname{diag}(p) - p", "cheap form", "masked_fill", "-\\infty", "zero gradient",
+                  "layer_norm", "cross_entropy", "AdamW", "import teachgrad as torch"):
+        assert words in prose, words
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code" and "solution" not in _tags(c))
+    for op in ("scaled_dot_product_attention", "MultiheadAttention"):   # named in the prose, never used
+        assert op not in code, op
+    # the head is drawn (with the legend) and stepped, and torch's stepped pass gives the same table
+    head = next(d for d in _drawings(nb) if "MaskedFillBackward0" in d)
+    for node in ("SoftmaxBackward0", "MmBackward0", "DivBackward0", "TransposeBackward0", "legend"):
+        assert node in head and (node == "legend" or node in prose), node
+    assert any('<div class="tg-steps">' in o.data.get("text/html", "") for c in nb.cells if c.cell_type == "code"
+               for o in c.outputs if "data" in o)
+    for line in ("✓ torch's backward pass: the same table", "masked.grad is 0 above the diagonal: True",
+                 "scores.grad is 0 above the diagonal: True", "each row's Jacobian times P.grad equals masked.grad: True",
+                 "teachgrad's loss equals torch's at every step (within 1e-8): True",
+                 "and so do the trained weights: True", "the same text under torch: True"):
+        assert line in printed, line
+    plots = [o for c in nb.cells if c.cell_type == "code" and "losses_t" in c.source and "plot" in c.source
+             for o in c.outputs if "image/png" in o.get("data", {})]
+    assert plots, "no plot of the two loss curves"
