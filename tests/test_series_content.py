@@ -45,7 +45,7 @@ def test_04_teaches_micrograds_topological_sort_beside_torchs_counts():
 
 
 STEPPERS = ["01_forward_and_backward", "03_graph_and_engine", "06_retain_graph", "09_anomaly_and_inference_mode",
-            "10_single_layer_network"]
+            "10_single_layer_network", "19_attention_and_a_small_gpt"]
 
 
 @pytest.mark.parametrize("stem", STEPPERS)
