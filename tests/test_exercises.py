@@ -567,3 +567,133 @@ def test_18_hint_lines_fit_a_notebook_output():
         for hint in (1, 2):
             message = check(answer, hint=hint).message
             assert all(len(line) <= 100 for line in message.splitlines()), message
+
+
+# --- notebook 19: softmax's backward and one causal attention head's backward ---
+
+def _softmax_backward(p, g, dim):
+    return p * (g - (g * p).sum(dim=dim, keepdim=True))
+
+
+def _softmax_backward_by_jacobian(p, g, dim):
+    """Right too, the long way: the Jacobian diag(p) − p pᵀ of every slice, times g."""
+    pm, gm = p.movedim(dim, -1), g.movedim(dim, -1)
+    jacobian = torch.diag_embed(pm) - pm.unsqueeze(-1) * pm.unsqueeze(-2)
+    return (jacobian @ gm.unsqueeze(-1)).squeeze(-1).movedim(-1, dim)
+
+
+def _attention_backward(q, k, v, d_out, softmax_backward=_softmax_backward):
+    T, d = q.shape
+    scores = (q @ k.T / math.sqrt(d)).masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+    P = scores.softmax(dim=-1)
+    dP = d_out @ v.T
+    dS = softmax_backward(P, dP, -1)
+    return dS @ k / math.sqrt(d), dS.T @ q / math.sqrt(d), P.T @ d_out
+
+
+def test_19_softmax_backward_right_answers_in_any_form_pass():
+    assert ex.check_softmax_backward(_softmax_backward)
+    assert ex.check_softmax_backward(_softmax_backward_by_jacobian)
+    assert ex.check_softmax_backward(lambda p, g, dim: _softmax_backward(p, g, dim).float())       # float32
+    assert ex.check_softmax_backward(lambda p, g, dim: tg.Variable(_softmax_backward(p, g, dim)))  # a Variable
+
+
+@pytest.mark.parametrize("wrong", [lambda p, g, dim: p * g,                                  # the diagonal only
+                                   lambda p, g, dim: p * (g - (g * p).sum()),               # summed over all
+                                   lambda p, g, dim: p * (g - g.sum(dim=dim, keepdim=True)),  # sum of g, not g·p
+                                   lambda p, g, dim: torch.zeros_like(p), lambda p, g, dim: None, _raise],
+                         ids=["diagonal", "sum over all", "sum of g", "zeros", "None", "stub"])
+def test_19_softmax_backward_wrong_answers_get_a_hint(wrong):
+    verdict = ex.check_softmax_backward(wrong)
+    assert _not_yet(verdict), verdict.message
+    assert "keepdim" not in verdict.message and "g_j p_j" not in verdict.message   # the nudge names no method
+    assert "keepdim" in ex.check_softmax_backward(wrong, hint=2).message
+
+
+def _softmax_backward_by(lib):
+    def answer(p, g, dim):
+        z = p.log()
+        leaf = tg.Variable(z, requires_grad=True) if lib is tg else z.requires_grad_()
+        (leaf.softmax(dim) * (tg.Variable(g) if lib is tg else g)).sum().backward()
+        return leaf.grad
+    return answer
+
+
+def _softmax_backward_by_torch_kernel(p, g, dim):
+    return torch._softmax_backward_data(g, p, dim, p.dtype)
+
+
+def _softmax_backward_by_vjp(p, g, dim):
+    return torch.func.vjp(lambda z: z.softmax(dim), p.log())[1](g)[0]
+
+
+@pytest.mark.parametrize("answer", [_softmax_backward_by(torch), _softmax_backward_by(tg),
+                                    _softmax_backward_by_torch_kernel, _softmax_backward_by_vjp],
+                         ids=["torch backward", "teachgrad backward", "torch._softmax_backward_data",
+                              "torch.func.vjp"])
+def test_19_softmax_backward_by_the_library_is_refused(answer):
+    verdict = ex.check_softmax_backward(answer)
+    assert _not_yet(verdict) and "used" in verdict.message, verdict.message
+    assert ex.check_softmax_backward(_softmax_backward)      # and a hand-written answer still passes after it
+
+
+def test_19_attention_backward_right_answers_pass():
+    assert ex.check_attention_backward(_attention_backward)
+    assert ex.check_attention_backward(lambda *a: list(_attention_backward(*a)))
+    assert ex.check_attention_backward(lambda *a: dict(zip(("dq", "dk", "dv"), _attention_backward(*a))))
+    assert ex.check_attention_backward(lambda *a: tuple(t.float() for t in _attention_backward(*a)))
+    assert ex.check_attention_backward(lambda *a: _attention_backward(*a, _softmax_backward_by_jacobian))
+
+
+def _no_scale(q, k, v, d_out):
+    """The forward pass and its backward without the 1/√d."""
+    T, d = q.shape
+    P = (q @ k.T).masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf")).softmax(dim=-1)
+    dS = _softmax_backward(P, d_out @ v.T, -1)
+    return dS @ k, dS.T @ q, P.T @ d_out
+
+
+def _no_mask(q, k, v, d_out):
+    P = (q @ k.T / math.sqrt(q.shape[1])).softmax(dim=-1)
+    dS = _softmax_backward(P, d_out @ v.T, -1)
+    return dS @ k / math.sqrt(q.shape[1]), dS.T @ q / math.sqrt(q.shape[1]), P.T @ d_out
+
+
+@pytest.mark.parametrize("wrong", [_no_scale, _no_mask, lambda *a: _attention_backward(*a)[:2],
+                                   lambda *a: (None, None, None), _raise],
+                         ids=["without 1/sqrt(d)", "without the mask", "two of three", "Nones", "stub"])
+def test_19_attention_backward_wrong_answers_get_a_hint(wrong):
+    verdict = ex.check_attention_backward(wrong)
+    assert _not_yet(verdict), verdict.message
+    assert "dSᵀ" not in verdict.message and "dSᵀ" in ex.check_attention_backward(wrong, hint=2).message
+
+
+def test_19_attention_backward_names_the_gradient_that_is_wrong():
+    verdict = ex.check_attention_backward(lambda *a: (a[0] * 0, *_attention_backward(*a)[1:]))
+    assert _not_yet(verdict) and "dq is not yet torch's" in verdict.message, verdict.message
+
+
+def _attention_backward_by(lib):
+    def answer(q, k, v, d_out):
+        leaves = [tg.Variable(t, requires_grad=True) if lib is tg else t.requires_grad_() for t in (q, k, v)]
+        T, d = q.shape
+        scores = (leaves[0] @ leaves[1].transpose(0, 1)) / math.sqrt(d)
+        mask = ~torch.ones(T, T, dtype=torch.bool).tril()
+        out = scores.masked_fill(tg.Variable(mask) if lib is tg else mask, float("-inf")).softmax(-1) @ leaves[2]
+        return (tg.grad if lib is tg else torch.autograd.grad)(out, leaves, tg.Variable(d_out) if lib is tg else d_out)
+    return answer
+
+
+@pytest.mark.parametrize("answer", [_attention_backward_by(torch), _attention_backward_by(tg),
+                                    lambda *a: _attention_backward(*a, _softmax_backward_by(torch))],
+                         ids=["torch.autograd.grad", "tg.grad", "softmax by torch's backward"])
+def test_19_attention_backward_by_autograd_is_refused(answer):
+    verdict = ex.check_attention_backward(answer)
+    assert _not_yet(verdict) and "used" in verdict.message, verdict.message
+    assert ex.check_attention_backward(_attention_backward)
+
+
+def test_19_hint_lines_fit_a_notebook_output():
+    for verdict in (ex.check_softmax_backward(_raise, hint=1), ex.check_softmax_backward(_raise, hint=2),
+                    ex.check_attention_backward(_raise, hint=1), ex.check_attention_backward(_raise, hint=2)):
+        assert all(len(line) <= 100 for line in verdict.message.splitlines()), verdict.message

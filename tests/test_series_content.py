@@ -45,7 +45,7 @@ def test_04_teaches_micrograds_topological_sort_beside_torchs_counts():
 
 
 STEPPERS = ["01_forward_and_backward", "03_graph_and_engine", "06_retain_graph", "09_anomaly_and_inference_mode",
-            "10_single_layer_network"]
+            "10_single_layer_network", "19_attention_and_a_small_gpt"]
 
 
 @pytest.mark.parametrize("stem", STEPPERS)
@@ -92,7 +92,7 @@ def test_08_copyslices_drawing_shows_the_wrapped_node_and_the_exercise_is_new():
 
 
 def test_13_and_17_outputs_and_new_code_fit_the_page():
-    for stem in ("13_higher_order", "17_backprop_by_hand"):
+    for stem in ("13_higher_order", "17_backprop_by_hand", "19_attention_and_a_small_gpt"):
         for cell in _load(stem).cells:
             if cell.cell_type != "code":
                 continue
@@ -128,7 +128,7 @@ def test_17_derives_batch_norm_embedding_and_cross_entropy_in_the_table():
 
 
 @pytest.mark.parametrize("stem", ["04_build_your_own_engine", "08_inplace_and_views", "17_backprop_by_hand",
-                                  "18_function_transforms"])
+                                  "18_function_transforms", "19_attention_and_a_small_gpt"])
 def test_no_line_of_a_solution_is_shown_outside_the_solution_cells(stem):
     """Not before its check, and not in a later section either: a learner reading on sees no answer."""
     cells = _load(stem).cells
@@ -184,3 +184,32 @@ def test_18_names_every_node_it_draws_and_its_exercises_refuse_the_library():
             assert node in prose, node
     checks = [c.source for c in nb.cells if "check" in _tags(c)]
     assert checks == ["check_mm_batch_rule(mm_batch_rule)", "check_vjp_from_jvps(vjp_from_jvps)"]
+
+
+def _printed(nb):
+    return "".join(o.text for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("name") == "stdout")
+
+
+def test_19_derives_softmax_masks_attention_and_trains_a_gpt_under_both_libraries():
+    nb = _load("19_attention_and_a_small_gpt")
+    prose, printed = _prose(nb), _printed(nb)
+    for words in ("Jacobian", "operatorname{diag}(p) - p", "cheap form", "masked_fill", "-\\infty", "zero gradient",
+                  "layer_norm", "cross_entropy", "AdamW", "import teachgrad as torch"):
+        assert words in prose, words
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code" and "solution" not in _tags(c))
+    for op in ("scaled_dot_product_attention", "MultiheadAttention"):   # named in the prose, never used
+        assert op not in code, op
+    # the head is drawn (with the legend) and stepped, and torch's stepped pass gives the same table
+    head = next(d for d in _drawings(nb) if "MaskedFillBackward0" in d)
+    for node in ("SoftmaxBackward0", "MmBackward0", "DivBackward0", "TransposeBackward0", "legend"):
+        assert node in head and (node == "legend" or node in prose), node
+    assert any('<div class="tg-steps">' in o.data.get("text/html", "") for c in nb.cells if c.cell_type == "code"
+               for o in c.outputs if "data" in o)
+    for line in ("✓ torch's backward pass: the same table", "masked.grad is 0 above the diagonal: True",
+                 "scores.grad is 0 above the diagonal: True", "each row's Jacobian times P.grad equals masked.grad: True",
+                 "teachgrad's loss equals torch's at every step (within 1e-8): True",
+                 "and so do the trained weights: True", "the same text under torch: True"):
+        assert line in printed, line
+    plots = [o for c in nb.cells if c.cell_type == "code" and "losses_t" in c.source and "plot" in c.source
+             for o in c.outputs if "image/png" in o.get("data", {})]
+    assert plots, "no plot of the two loss curves"

@@ -38,10 +38,12 @@ from .nb16_devices import check_meta_grads
 from .nb17_backprop_by_hand import (BACKPROP_NAMES, ROUND_OFF, backprop_problem, backprop_reference, check_backprop,
                                     compare_table)
 from .nb18_function_transforms import check_mm_batch_rule, check_vjp_from_jvps
+from .nb19_attention_and_a_small_gpt import check_attention_backward, check_softmax_backward
 
 __all__ = ["Verdict", "check_dg", "check_grads", "check_predictions", "check_count_and_sum", "check_my_grad",
            "check_scale", "check_second_backward", "check_frozen_loss", "check_w_grad", "check_xsinx",
            "check_momentum", "check_third_derivative", "check_meta_grads", "check_backprop", "check_safe_sqrt",
            "random_graph", "diamond_chain", "compare_table", "check_normalize_rows", "check_half_hooks",
            "check_jacobian_by_columns", "check_topo_grad", "deep_chain", "check_view_write", "view_write",
-           "check_mm_batch_rule", "check_vjp_from_jvps"]
+           "check_mm_batch_rule", "check_vjp_from_jvps",
+           "check_softmax_backward", "check_attention_backward"]
