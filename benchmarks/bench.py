@@ -33,6 +33,12 @@ float32 round-off): a benchmark of a different computation is worthless.
    cannot build or differentiate a chain that long shows "—", with the reason printed under the table.
 5. views: a long chain of views `y = y[:]` (each a view of the one before), forward and backward:
    teachgrad and torch only. Flat per-view time means a view costs the same whatever came before it.
+6. program: a whole program, the same text run with lib=torch and lib=teachgrad: a character-level model
+   (embedding, linear layers, cross-entropy, AdamW) trained for a fixed number of steps, then sampled under
+   no_grad; its loss, gradients and sampled text checked against torch's.
+
+The mse case also prints each engine's bookkeeping: its step minus the same kernels with no autograd (torch's
+for teachgrad and the contract floor, numpy's, written by hand the same way, for MyGrad and HIPS autograd).
 """
 import os
 import sys
@@ -63,6 +69,7 @@ import torch                                         # noqa: E402
 
 import teachgrad as tg                               # noqa: E402
 import contract_floor                                # noqa: E402  (benchmarks/contract_floor.py, beside this file)
+from char_model import char_model                    # noqa: E402  (benchmarks/char_model.py: the whole program)
 
 try:
     import autograd                                  # HIPS autograd
@@ -84,6 +91,7 @@ NAMES = {   # a library's key: the name its row shows
     "teachgrad": "teachgrad",
     "mygrad": "MyGrad",
     "autograd": "HIPS autograd",
+    "numpy_floor": "same numpy kernels, no autograd (MyGrad's and HIPS autograd's floor)",
 }
 
 
@@ -96,7 +104,7 @@ def timed_round(fn, steps):
     return (time.perf_counter() - start) / steps
 
 
-def compare(runs, rounds, warmup=3, same_dtype=True):
+def compare(runs, rounds, warmup=3, same_dtype=True, times_out=None):
     """Time `runs` ({library: function of no arguments}, torch's first) in interleaved rounds.
 
     Returns ({library: (median seconds a step, median of the per-round ratios to torch)}, {library: why it
@@ -123,10 +131,38 @@ def compare(runs, rounds, warmup=3, same_dtype=True):
         start = r % len(names)
         for name in names[start:] + names[:start]:
             times[name].append(timed_round(runs[name], steps))
+    if times_out is not None:   # each round's seconds a step, for figures made of several libraries' times
+        times_out.update(times)
     figures = {name: (statistics.median(times[name]),
                       statistics.median(mine / torchs for mine, torchs in zip(times[name], times["torch"])))
                for name in names}
     return figures, failed
+
+
+# ---- a whole program: a character-level model trained and sampled, the same text under torch and teachgrad ----
+
+def program(lib):
+    """The whole program, run once a step: what it returns is checked against torch's (the sampled text too)."""
+    def run():
+        loss, grads, text = char_model(lib)
+        run.text = text
+        return loss, grads
+    return run
+
+
+PROGRAMS = {"torch": program(torch), "teachgrad": program(tg)}
+
+
+def program_table(rounds):
+    """One row: teachgrad's whole program as a ratio to the same program under torch."""
+    runs = {name: make for name, make in PROGRAMS.items()}
+    measured, _ = compare(runs, rounds)
+    if runs["teachgrad"].text != runs["torch"].text:
+        sys.exit(f"the sampled text differs: teachgrad {runs['teachgrad'].text!r}, torch {runs['torch'].text!r}")
+    rows = [[f"{NAMES['torch']}: ms a program", f"{measured['torch'][0] * 1e3:.1f}"],
+            ["teachgrad", f"{measured['teachgrad'][1]:.2f}"]]
+    print_table("A whole program: a character-level model (embedding, two linear layers, tanh, cross-entropy, AdamW; "
+                "20 training steps, then 20 characters sampled under no_grad): ratio to torch", "case", ["figure"], rows)
 
 
 # ---- the check: every library computes what torch computes ----------------------------------------------------
@@ -376,9 +412,38 @@ def contract_mse_step(params, x, y):
     return mse_step(contract_leaves(params), contract_floor.Variable(x), contract_floor.Variable(y))
 
 
+def numpy_floor_mse_step(params, x, y):
+    """The numpy kernels the peers run for this step, called straight from Python with no graph: the forward, then
+    the backward written out by hand, as the torch floor is (MyGrad's and HIPS autograd's own floor)."""
+    params, x, y = numpy_data(params, x, y)
+
+    def step():
+        inputs, h = [], x
+        for i, (w, b) in enumerate(params):
+            inputs.append(h)
+            h = h @ w + b
+            if i < len(params) - 1:
+                h = np.maximum(h, 0)
+        diff = h - y
+        loss = (diff ** 2).mean()
+        grad = diff * np.float32(2 / diff.size)           # d loss / d h: mean's and square's backward in one
+        grads = []
+        for i in reversed(range(len(params))):
+            w, _ = params[i]
+            grads = [inputs[i].T @ grad, grad.sum(0)] + grads
+            if i > 0:
+                grad = (grad @ w.T) * (inputs[i] > 0)    # relu's: 0 where it was
+        return loss, grads
+    return step
+
+
 MSE_STEPS = {"torch": torch_mse_step, "floor": floor_mse_step, "function": function_mse_step,
              "contract": contract_mse_step, "teachgrad": teachgrad_mse_step, "mygrad": mygrad_mse_step,
-             "autograd": autograd_mse_step}
+             "autograd": autograd_mse_step, "numpy_floor": numpy_floor_mse_step}
+
+# Each engine's bookkeeping: its step minus the floor of its own kernels (a ratio to torch's step, per round).
+BOOKKEEPING = {"torch": "floor", "contract": "floor", "teachgrad": "floor", "mygrad": "numpy_floor",
+               "autograd": "numpy_floor"}
 
 
 # ---- the forward with no graph recorded --------------------------------------------------------------------
@@ -549,19 +614,32 @@ def print_table(title, first_column, columns, rows, notes=()):
     print(flush=True)
 
 
-def mlp_table(title, makers, rounds, unit="step"):
-    """Rows: torch's µs a step, then each library's ratio to torch; a column for each width (batch)."""
-    columns, figures = [], {}
+def mlp_table(title, makers, rounds, unit="step", bookkeeping=None):
+    """Rows: torch's µs a step, then each library's ratio to torch; a column for each width (batch).
+
+    With `bookkeeping` ({library: the library whose time is its kernels' floor}), a second table from the same
+    rounds: each library's step minus its floor's, as a ratio to torch's step (the median over rounds)."""
+    columns, figures, spent = [], {}, {}
     for width, batch in WIDTHS.items():
         data = mlp_data(width, batch)
-        measured, _ = compare({name: make(*data) for name, make in makers.items()}, rounds)
+        times = {}
+        measured, _ = compare({name: make(*data) for name, make in makers.items()}, rounds, times_out=times)
         columns.append(f"{width} ({batch})")
         for name, figure in measured.items():
             figures.setdefault(name, []).append(figure)
+        for name, floor in (bookkeeping or {}).items():
+            spent.setdefault(name, []).append(statistics.median(
+                (mine - floors) / torchs for mine, floors, torchs in zip(times[name], times[floor], times["torch"])))
         print(f"  ... width {width} measured", file=sys.stderr, flush=True)
     rows = [[f"{NAMES['torch']}: µs a {unit}"] + [f"{seconds * 1e6:.0f}" for seconds, _ in figures["torch"]]]
     rows += [[NAMES[name]] + [f"{ratio:.2f}" for _, ratio in figures[name]] for name in makers if name != "torch"]
     print_table(title, "width (batch)", columns, rows)
+    if bookkeeping:
+        rows = [[NAMES[floor]] + [f"{ratio:.2f}" for _, ratio in figures[floor]] for floor in ("floor", "numpy_floor")]
+        rows += [[f"{NAMES[name]} (its step minus {'numpy' if floor == 'numpy_floor' else 'torch'}'s floor)"]
+                 + [f"{figure:.2f}" for figure in spent[name]] for name, floor in bookkeeping.items()]
+        print_table("Bookkeeping: each engine's training step minus the same kernels with no autograd (its own "
+                    "floor), as a ratio to torch.autograd's step (same rounds as above)", "width (batch)", columns, rows)
 
 
 def chain_table(title, makers, rounds, unit):
@@ -605,7 +683,7 @@ def header(rounds):
             f"(lower is better)\n")
 
 
-CASES = ("mse", "nograd", "linear-bce", "chain", "views")
+CASES = ("mse", "nograd", "linear-bce", "chain", "views", "program")
 
 
 def main():
@@ -622,7 +700,7 @@ def main():
     print(header(rounds))
     if "mse" in cases:
         mlp_table("MLP training step (4 layers, `h @ W + b`, relu, mean squared error, float32): "
-                  "forward and backward, ratio to torch.autograd", MSE_STEPS, rounds)
+                  "forward and backward, ratio to torch.autograd", MSE_STEPS, rounds, bookkeeping=BOOKKEEPING)
     if "nograd" in cases:
         mlp_table("MLP forward with the loss, no graph recorded (`no_grad`; MyGrad's `no_autodiff`; "
                   "HIPS autograd on plain arrays): ratio to torch's under `no_grad`", FORWARDS, rounds, "forward")
@@ -635,6 +713,8 @@ def main():
     if "views" in cases:
         chain_table("Chain of views `y = y[:]`, forward and backward: teachgrad and torch only",
                     VIEW_CHAINS, rounds, "view")
+    if "program" in cases:
+        program_table(rounds)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,13 @@ interop.hand_over_namespaces(_sys.modules[__name__], nn.functional)   # torch.ca
 
 __version__ = "0.1.0"
 
+import gc as _gc  # noqa: E402
+# What torch and teachgrad made at import (modules, classes, functions: about 170,000 objects) lives as long as the
+# process. Python's full collections walk every object they track, and a recorded graph's nodes set one off every
+# ~20,000 nodes: moved out of the collector's way once, here, those objects are not walked again (docs/speed.md,
+# "The chain and the garbage collector"). Reference counting still frees any of them nothing refers to.
+_gc.freeze()
+
 
 def __getattr__(name):
     if name in ("viz", "check"):  # teaching tools, imported on first use (viz needs the graphviz package)

@@ -48,8 +48,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     grads = make_grads(tensors, as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    with graph_task(inputs is None):
-        _run(tensors, grads, retain_graph, create_graph, inputs, capture=False)
+    with graph_task(inputs is None) as task:
+        _run(task, tensors, grads, retain_graph, create_graph, inputs, capture=False)
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
@@ -71,8 +71,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         return _batched_grad(outputs, inputs_tuple, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
     grads = make_grads(outputs, grad_outputs, create_graph)
-    with graph_task(False):
-        captured = _run(outputs, grads, retain_graph, create_graph, inputs_tuple, capture=True)
+    with graph_task(False) as task:
+        captured = _run(task, outputs, grads, retain_graph, create_graph, inputs_tuple, capture=True)
     return grad_results(captured, inputs_tuple, allow_unused, materialize_grads, create_graph)
 
 
@@ -85,8 +85,8 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     captured = [[] for _ in inputs]
     for b, grads in enumerate(per_element):
         keep = retain_graph or b < len(per_element) - 1
-        with graph_task(False):
-            for k, g in enumerate(_run(outputs, make_grads(outputs, grads, False), keep, False, inputs, capture=True)):
+        with graph_task(False) as task:
+            for k, g in enumerate(_run(task, outputs, make_grads(outputs, grads, False), keep, False, inputs, capture=True)):
                 captured[k].append(g)
     stacked = [None if gs[0] is None else torch.stack([g.data if isinstance(g, variable_class.Variable) else g
                                                         for g in gs]) for gs in captured]
@@ -124,14 +124,14 @@ def _seed(outputs, grads):
     return buffers
 
 
-def _run(outputs: tuple, grads: list, retain_graph: bool, create_graph: bool, inputs: tuple | None,
+def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_graph: bool, inputs: tuple | None,
          capture: bool) -> list:
     """Run backward from `outputs`. With `capture` (grad()), return the inputs' gradients instead of filling `.grad`."""
     buffers = _seed(outputs, grads)                      # node -> [the gradient of each of its outputs, summed]
     captures, needed, execute = exec_info(buffers, inputs, capture)
     captured = [None] * (len(inputs) if capture else 0)
     dependencies = _count_dependencies(buffers)          # node -> how many gradients it still waits for
-    share_with_task(buffers, dependencies, execute, capture)
+    share_with_task(task, buffers, dependencies, execute, capture)
     watch = _Watch(create_graph)                         # anomaly mode, record_backward, `.grad` kept uncopied
     call_function = profiling.recorded(_call_function) if profiling.profiler_enabled() else _call_function
     order = itertools.count()                            # among nodes of one sequence number, the first ready

@@ -104,7 +104,10 @@ class Function:
         if batching.vmap_depth:   # inside vmap: the op's batching rule runs it (teachgrad/features/vmap.py)
             return batching.run_batched(cls, args)
         ctx = cls._backward_cls()
-        args, raw = read_inputs(cls, ctx, args)
+        if grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled():   # (grad mode may be on in
+            args, raw = _read_recorded(cls, ctx, args)                              # inference mode)
+        else:
+            raw = _read_unrecorded(ctx, args)
         output = cls.forward(ctx, *raw)
         if True in ctx.needs_input_grad:
             result = cls._record(ctx, args, raw, output)
@@ -119,10 +122,17 @@ class Function:
     @classmethod
     def _record(cls, ctx: BackwardNode, args: tuple, raw: list, output: Any) -> Any:
         """Make `ctx` a node of the graph: its edges, the outputs it made (each output's grad_fn), what it saved."""
-        number_node(ctx)
-        result, outputs = wrap_recorded(ctx, output)
+        ctx._sequence_nr = next(_sequence_nr)   # (number_node's work, written out here: apply runs for every op)
+        if anomaly_mode._enabled:
+            ctx._forward_stack = anomaly_mode.forward_stack()
+        if type(output) is torch.Tensor and output.dtype.is_floating_point and not ctx._non_differentiable:
+            result, outputs = variable_class.Variable._make(output, ctx, 0), (output,)   # (the usual case)
+        else:
+            result, outputs = wrap_recorded(ctx, output)
         if ctx._to_save:
-            pack_saved(cls, ctx, args, raw, outputs, result)
+            ctx._saved, ctx._hooked = saved_tensors.pack_saved(ctx._to_save, args, raw, outputs, result,
+                                                               cls.pack_order)
+            ctx._to_save = ()
         if cls.is_view:
             mark_views(cls, args, result)
         return result
@@ -150,11 +160,16 @@ def read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple[tu
     Returns (args, raw)."""
     if grad_mode.is_grad_enabled() and not torch.is_inference_mode_enabled():   # (grad mode may be on in inference
         return _read_recorded(cls, ctx, args)                                   # mode)
-    raw = []   # nothing is recorded: forward computes on the data, and no input needs a gradient
+    return args, _read_unrecorded(ctx, args)
+
+
+def _read_unrecorded(ctx: BackwardNode, args: tuple) -> list:
+    """Each argument's data, when nothing is recorded: forward computes on it, and no input needs a gradient."""
+    raw = []
     for arg in args:   # (a loop, not a list comprehension: no function call of its own)
         raw.append(arg._data if isinstance(arg, variable_class.Variable) else arg)
     ctx.needs_input_grad = (False,) * len(args)
-    return args, raw
+    return raw
 
 
 def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple[tuple, list]:
