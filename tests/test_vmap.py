@@ -219,16 +219,6 @@ def test_grad_of_vmap_and_vmap_of_vjp_hessian_and_jacobians():
         lib.tensor(X), lib.tensor(V)))
 
 
-def test_forward_mode_under_vmap_is_refused_by_name():
-    for transform in (lambda f: tg.func.jacfwd(f), lambda f: tg.func.hessian(f),
-                      lambda f: (lambda a: tg.func.jvp(f, (a,), (a,))[1])):
-        with pytest.raises(NotImplementedError, match="does not run under vmap"):
-            tg.func.vmap(transform(lambda a: a.sin().sum()))(tg.tensor(X))
-    import teachgrad.autograd.forward_ad as fwad
-    with fwad.dual_level(), pytest.raises(NotImplementedError, match="carry no forward-mode tangents"):
-        tg.func.vmap(lambda a: a.sin())(fwad.make_dual(tg.tensor(X), tg.tensor(Y)))
-
-
 def test_backward_through_a_vmapped_function():
     def run(lib):
         x = lib.tensor(X, requires_grad=True)

@@ -23,7 +23,7 @@ import torch
 from ..core.variable import Variable
 from .. import ops
 from ..api.torch_methods import TORCH_METHODS, TORCH_OPERATORS
-from ..rules import batching
+from ..rules import batching, tangents
 
 ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
         "Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere "
@@ -64,6 +64,8 @@ class BatchedVariable(Variable):
             if hasattr(v, name):
                 setattr(b, name, getattr(v, name))
         b._levels = levels
+        if b._fw_grad is not None:             # a dual: its tangent dropped with the others when the level closes
+            tangents.set_tangent(b, b._fw_grad[1], b._fw_grad[2])
         return b
 
     # --- the logical (per-example) sizes ---

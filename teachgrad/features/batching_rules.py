@@ -356,7 +356,7 @@ POINTWISE_OPS = (
     ops.Maximum, ops.Minimum, ops.Where, ops.Xlogy,
     ops.Erf, ops.Gelu, ops.Silu, ops.Softplus, ops.Elu, ops.LeakyRelu, ops.LogSigmoid,
     unary.Log10, unary.Log2, unary.Log1p, unary.Expm1, unary.Rsqrt,
-    ops.Clone, ops.Alias, ops.ToCopy, ops.ToFreshCopy,
+    ops.Clone, ops.Alias, ops.ToCopy, ops.ToFreshCopy, ops.FwPrimal,
 )
 
 RULES: dict[type, Rule] = {op: pointwise for op in POINTWISE_OPS}

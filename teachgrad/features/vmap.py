@@ -26,12 +26,12 @@ from torch.utils._pytree import _broadcast_to_and_flatten, tree_flatten, tree_un
 
 from .. import ops
 from ..core.variable import Variable
-from ..rules import batching, grad_mode, torch_leaves
+from ..rules import batching, grad_mode, tangents, torch_leaves
 from ..api.torch_functions import cat as _cat
 from . import batching_rules
 from .batched_variable import BatchedVariable, align_data, batch_sizes, levels_of, wrap_dim
 
-__all__ = ["vmap", "run_batched", "physical_grad", "expand_to_open_levels"]
+__all__ = ["vmap", "run_batched", "physical_grad", "expand_to_open_levels", "batched_dual", "batched_zeros_like"]
 
 
 def run_batched(op: type, args: tuple) -> Any:
@@ -41,9 +41,6 @@ def run_batched(op: type, args: tuple) -> Any:
     try:
         if not levels:                       # nothing batched (a backward pass's ops, constants): the op as it is
             return op.apply(*args)
-        if grad_mode.forward_level >= 0:
-            raise NotImplementedError("vmap: teachgrad's batching rules carry no forward-mode tangents (forward AD, "
-                                      "jvp) under vmap")
         rule = batching_rules.RULES.get(op)
         if rule is None:
             raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} "
@@ -185,8 +182,8 @@ def _enter(x, dim, level):
         order.insert(k, physical)
         if order != sorted(order):
             moved = ops.Permute.apply(ops.Alias.apply(x) if own else x, tuple(order))
-        elif x.requires_grad:
-            moved = ops.Alias.apply(x)
+        elif x.requires_grad or (grad_mode.forward_level >= 0 and tangents.tangent_of(x) is not None):
+            moved = ops.Alias.apply(x)          # (a dual keeps its tangent: the alias carries it)
         else:
             moved = Variable._make(x._data)
         return BatchedVariable.of(moved, own + (level,))
@@ -275,3 +272,32 @@ def physical_grad(grad: Callable[..., tuple], outputs: tuple, inputs: list, grad
     finally:
         batching.set_depth(old)
     return tuple(BatchedVariable.of(g, levels_of(x)) if isinstance(g, Variable) else g for g, x in zip(result, inputs))
+
+
+def batched_dual(primal: Variable, tangent: Any) -> Variable:
+    """`make_dual(primal, tangent)` under vmap, where either is batched: a batched dual. Both are expanded to the
+    levels either is batched at (an unbatched primal with a batched tangent is one primal per example, as in
+    torch.func), and the tangent rides on the physical data, the batch dims in front, as the primal's value does:
+    every op's jvp then runs on the physical tangents through the batching rules' ops."""
+    if tangent.shape != primal.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
+            f"not supported. Tensor is of size {list(primal.shape)} while the given forward gradient is of size "
+            f"{list(tangent.shape)}.")
+    levels = tuple(sorted(set(levels_of(primal)) | set(levels_of(tangent))))
+    old = batching.set_depth(0)
+    try:
+        physical = batching_rules.align(primal, levels, expand=True)
+        shape = list(physical._data.shape)
+        t = batching_rules.align(tangent, levels, expand=True)
+        t = (t._data if isinstance(t, Variable) else t).expand(shape).contiguous()
+        dual = ops.View.apply(physical, tuple(shape))          # (make_dual is a view of the primal, as torch's)
+        tangents.set_tangent(dual, t)
+    finally:
+        batching.set_depth(old)
+    return BatchedVariable.of(dual, levels)
+
+
+def batched_zeros_like(x: Variable) -> Variable:
+    """Zeros shaped as x, batched as x (a tangent for an output that depends on no input)."""
+    return BatchedVariable.of(Variable._make(torch.zeros_like(x._data)), levels_of(x))
