@@ -42,8 +42,12 @@ from .rules import tangents
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
+# torch's own: it switches a model's batch norm modules (torch's classes, as tg.nn's) to no running stats, so that
+# vmap may run them in training (teachgrad/features/batching_rules.py's batch norm rule refuses to update them)
+replace_all_batch_norm_modules_ = torch.func.replace_all_batch_norm_modules_
+
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose",
-           "linearize", "vjp", "vmap"]
+           "linearize", "replace_all_batch_norm_modules_", "vjp", "vmap"]
 
 
 # --- functional_call ------------------------------------------------------------------------------------------
@@ -536,7 +540,6 @@ def _complex(name, values, is_input):
 _NOT_BUILT = {
     "functionalize": "it rewrites a program's in-place ops, which teachgrad records as they are",
     "stack_module_state": "it stacks modules' parameters for ensembling under vmap; stack them with tg.stack",
-    "replace_all_batch_norm_modules_": "teachgrad's vmap has no batching rule for batch norm",
     "rearrange": "it is einops under vmap; use reshape and permute",
     "debug_unwrap": "teachgrad's transforms do not wrap tensors, so there is nothing to unwrap",
 }
