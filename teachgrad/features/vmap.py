@@ -60,7 +60,47 @@ def _levels_among(args: Any) -> tuple[int, ...]:
     return tuple(sorted(found))
 
 
-batching.hand_over(run_batched)
+def draw_random(torch_fn: Callable[..., torch.Tensor], args: tuple, kwargs: dict) -> Variable:
+    """A random factory inside vmap (no level in randomness='error'), as torch.func draws: at the levels in
+    'different' one draw of the batched shape, the batch sizes in front (outermost first), which gives torch's
+    values bit for bit (randperm: one permutation per example, drawn in turn); at the 'same' levels one draw of
+    the example's shape, shared."""
+    levels = tuple(lv for lv in range(1, batching.vmap_depth + 1) if batching.randomness[lv - 1] == "different")
+    batch = [batch_sizes[lv] for lv in levels]
+    requires_grad = kwargs.pop("requires_grad", False)
+    if requires_grad and levels:
+        raise NotImplementedError("vmap: teachgrad does not make a batched leaf that requires grad (a random factory "
+                                  "with requires_grad=True under randomness='different'); draw it outside vmap")
+    if torch_fn in (torch.randn_like, torch.rand_like):          # the example's shape, the batch in front
+        like, rest = args[0], args[1:]
+        data = like._data if isinstance(like, Variable) else like
+        example = torch.empty(batch + list(data.shape[len(levels_of(like)):]), dtype=data.dtype, device=data.device)
+        drawn = torch_fn(example, *rest, **kwargs)
+    elif torch_fn is torch.randperm:
+        drawn = torch.stack([torch.randperm(*args, **kwargs) for _ in range(_numel(batch))]).reshape(
+            batch + [-1]) if batch else torch.randperm(*args, **kwargs)
+    else:                                                        # randn(*size), rand(size), randint(low, high, size)
+        args, kwargs = list(args), dict(kwargs)
+        if "size" in kwargs:
+            kwargs["size"] = tuple(batch) + tuple(kwargs["size"])
+        elif torch_fn is torch.randint:
+            args[-1] = tuple(batch) + tuple(args[-1])
+        elif len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
+            args = [tuple(batch) + tuple(args[0])]
+        else:
+            args = batch + args
+        drawn = torch_fn(*args, **kwargs)
+    return BatchedVariable.of(Variable(drawn, requires_grad=requires_grad), levels)
+
+
+def _numel(sizes: list) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+batching.hand_over(run_batched, draw_random)
 
 
 # --- vmap -------------------------------------------------------------------------------------------------------
