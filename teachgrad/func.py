@@ -167,7 +167,7 @@ class _Level:
         if x.requires_grad:
             inner = x.view_as(x)                      # an outer transform (or the caller's graph) still reaches x
         else:
-            inner = x.detach().requires_grad_()
+            inner = Variable.requires_grad_(x.detach())   # (Variable's: a batched one refuses the user)
             tangent = tangents.tangent_of(x) if tangents.is_dual(x) else None
             if tangent is not None:                   # inside jvp: the tangent rides along (forward-over-reverse)
                 tangents.set_tangent(inner, tangent)

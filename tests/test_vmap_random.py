@@ -48,3 +48,17 @@ def test_nested_levels(outer, inner):
 def test_different_draws_differ_per_example_and_gradients_flow():
     same(seeded(lambda lib: lib.func.vmap(lib.func.grad(lambda x: (x * lib.randn(4, dtype=torch.float64)).sin().sum()),
                                           randomness="different")(lib.as_tensor(X))))
+
+
+# --- reverse mode called from inside vmap: torch's errors -------------------------------------------------------
+
+W = torch.randn(4, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, w: lambda x: (x * w).sum().backward(),
+    lambda lib, w: lambda x: x.clone().requires_grad_(),
+    lambda lib, w: lambda x: x.detach().requires_grad_(),
+], ids=["backward", "requires_grad_", "detach_requires_grad_"])
+def test_backward_and_requires_grad_inside_vmap_are_torchs_errors(call):
+    same(lambda lib: lib.func.vmap(call(lib, lib.tensor(W, requires_grad=True)))(lib.as_tensor(X + 1)))
