@@ -217,11 +217,11 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=False, creat
     else:
         kept = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
     if not kept:
-        return tuple(Variable._make(torch.zeros_like(x.data)) for x in inputs)
+        return tuple(Variable._make(torch.zeros_like(x._data)) for x in inputs)
     outs, grads = zip(*kept)
     result = autograd_grad(outs, inputs, None if grad_outputs is None else grads, retain_graph=retain_graph,
                            create_graph=create_graph, allow_unused=True)
-    return tuple(Variable._make(torch.zeros_like(x.data)) if g is None else g for g, x in zip(result, inputs))
+    return tuple(Variable._make(torch.zeros_like(x._data)) if g is None else g for g, x in zip(result, inputs))
 
 
 def _is_tensor(x):

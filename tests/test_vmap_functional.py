@@ -60,3 +60,10 @@ def test_vectorize_runs_the_function_under_vmap_not_once_per_row(strategy):
         seen.clear()
         looped = tg.autograd.functional.jacobian(f, x)
         assert len(seen) == 1 and torch.allclose(vectorized.data, looped.data, atol=1e-12)
+
+
+def test_vmap_of_grad_with_an_input_the_output_does_not_depend_on():
+    same(lambda lib: lib.func.vmap(lib.func.grad(lambda a, b: (a * 2).sum(), argnums=(0, 1)))(
+        lib.as_tensor(X), lib.as_tensor(X.cos())))
+    same(lambda lib: lib.func.vmap(lib.func.grad(lambda a, b: (a * 2).sum(), argnums=(0, 1)), in_dims=(0, None))(
+        lib.as_tensor(X), lib.as_tensor(Y)))
