@@ -13,7 +13,8 @@ else a new leaf), the gradients are computed with `create_graph=True` (so an out
 them: `grad(grad(f))`), and a result that depends on nothing outside the transform is detached on the way out
 (so `grad(f)(x)` does not require grad unless x, or something f reads, did). Forward mode has one dual level
 in teachgrad, so `jvp` inside `jvp` (and `jacfwd` of `jacfwd`) is refused; `hessian` is forward-over-reverse,
-as torch's.
+as torch's. Under vmap, `jvp` makes batched duals (teachgrad/features/vmap.py's `batched_dual`), so `vmap(jvp)`,
+`vmap(jacfwd)` and `vmap(hessian)` run as torch.func's.
 
 `vmap` is teachgrad/features/vmap.py (batching rules beside the ops in teachgrad/features/batching_rules.py);
 `linearize` gives (f(x), jvp_fn), and `linear_transpose` turns forward mode's linear map into reverse mode's.

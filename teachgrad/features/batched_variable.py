@@ -12,7 +12,7 @@ examples never mix, the gradient of a batched output's sum is every example's ow
 
 What needs one number out of the batch is refused with torch's words (`.item()`, `bool(x)`, `.tolist()`).
 
-Guarded by tests/test_vmap.py.
+Guarded by tests/test_vmap.py, tests/test_vmap_forward.py and tests/test_vmap_random.py.
 """
 from __future__ import annotations
 

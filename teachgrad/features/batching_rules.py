@@ -13,7 +13,7 @@ of its outputs are batched (`BatchedVariable.of(output, levels)`). Three kinds c
 
 An op missing from RULES raises, naming the op: never a loop over the batch, never a wrong number.
 
-Guarded by tests/test_vmap.py.
+Guarded by tests/test_vmap.py and tests/test_vmap_layers.py (convolution, pooling, batch norm, losses).
 """
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ of its own sees its base's tangent through the same view, and an in-place op wri
 tangent into its base's tangent where it wrote the value.
 
 Guarded by tests/test_forward_ad.py (every op's jvp against torch's, views, in-place, custom Functions'
-jvp and save_for_forward), tests/test_func.py (jvp, jacfwd) and tests/test_new_ops.py.
+jvp and save_for_forward), tests/test_func.py (jvp, jacfwd), tests/test_new_ops.py and tests/test_vmap_forward.py
+(under vmap: make_dual of a batched tensor refused as torch refuses it, unpack_dual of a batched dual).
 """
 from __future__ import annotations
 

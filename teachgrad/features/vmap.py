@@ -14,7 +14,12 @@ A transform inside vmap works on the physical graph: `grad` (teachgrad/func.py) 
 batch, which, as examples never mix, is every example's own gradient; an input that is not batched is expanded to
 the batch first, so that its gradient too is one per example.
 
-Guarded by tests/test_vmap.py.
+A transform of forward mode under vmap gets a *batched dual* (`batched_dual`): its tangent rides on the physical
+data as the value does, so every op's jvp runs through the batching rules' ops. A random factory inside vmap draws
+as `randomness` says (`draw_random`).
+
+Guarded by tests/test_vmap.py, tests/test_vmap_forward.py (forward mode), tests/test_vmap_random.py (randomness,
+backward inside vmap) and tests/test_vmap_functional.py (vectorize=True).
 """
 from __future__ import annotations
 

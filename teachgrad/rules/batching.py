@@ -5,7 +5,8 @@ to `run_batched`, which teachgrad/features/vmap.py hands over here when it is fi
 teachgrad/core/variable.py hands its class to teachgrad/rules/variable_class.py): the batching rules need the
 ops, which stand above this module.
 
-Guarded by tests/test_vmap.py (every op under vmap: its batching rule, or an error naming it).
+Guarded by tests/test_vmap.py (every op under vmap: its batching rule, or an error naming it) and
+tests/test_vmap_random.py (random factories under each randomness).
 """
 from __future__ import annotations
 
