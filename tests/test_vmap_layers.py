@@ -133,3 +133,16 @@ def test_losses(name, reduction, in_dims):
     loss = LOSSES[name]
     t = TG if in_dims[1] == 0 else TG[0]
     same(lambda lib: both(lib, lambda x, y: loss(lib, x, y, reduction), A, t, in_dims=in_dims))
+
+
+@pytest.mark.parametrize("layer", [
+    lambda lib, x, w: lib.nn.functional.conv1d(x, w, padding=1),
+    lambda lib, x, w: lib.nn.functional.max_pool2d(x.unsqueeze(0), 2),
+    lambda lib, x, w: lib.nn.functional.avg_pool2d(x.unsqueeze(0), (1, 2)),
+    lambda lib, x, w: lib.nn.functional.batch_norm(x, None, None, training=True),
+    lambda lib, x, w: lib.nn.functional.binary_cross_entropy_with_logits(x, x.sigmoid().detach()),
+], ids=["conv1d_batched_weight", "max_pool", "avg_pool", "batch_norm", "bce_logits"])
+def test_forward_mode_through_layers_under_vmap(layer):
+    xs, ts = X1, torch.randn(3, 2, 4, 9, dtype=torch.float64)
+    same(lambda lib: lib.func.vmap(lambda x, t, w: lib.func.jvp(lambda a, b: layer(lib, a, b), (x, w), (t, w.cos())))(
+        lib.as_tensor(xs), lib.as_tensor(ts), lib.as_tensor(WB1)))
