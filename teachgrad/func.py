@@ -13,7 +13,8 @@ else a new leaf), the gradients are computed with `create_graph=True` (so an out
 them: `grad(grad(f))`), and a result that depends on nothing outside the transform is detached on the way out
 (so `grad(f)(x)` does not require grad unless x, or something f reads, did). Forward mode has one dual level
 in teachgrad, so `jvp` inside `jvp` (and `jacfwd` of `jacfwd`) is refused; `hessian` is forward-over-reverse,
-as torch's.
+as torch's. Under vmap, `jvp` makes batched duals (teachgrad/features/vmap.py's `batched_dual`), so `vmap(jvp)`,
+`vmap(jacfwd)` and `vmap(hessian)` run as torch.func's.
 
 `vmap` is teachgrad/features/vmap.py (batching rules beside the ops in teachgrad/features/batching_rules.py);
 `linearize` gives (f(x), jvp_fn), and `linear_transpose` turns forward mode's linear map into reverse mode's.
@@ -30,7 +31,8 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
 
 from .features import forward_ad
-from .features.vmap import expand_to_open_levels, physical_grad, vmap
+from .features.batched_variable import levels_of
+from .features.vmap import batched_dual, batched_zeros_like, expand_to_open_levels, physical_grad, vmap
 from .rules import batching, grad_mode, torch_leaves
 from .core.engine import grad as autograd_grad
 from .api.torch_functions import stack as _stack_variables
@@ -41,8 +43,12 @@ from .rules import tangents
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
+# torch's own: it switches a model's batch norm modules (torch's classes, as tg.nn's) to no running stats, so that
+# vmap may run them in training (teachgrad/features/batching_rules.py's batch norm rule refuses to update them)
+replace_all_batch_norm_modules_ = torch.func.replace_all_batch_norm_modules_
+
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose",
-           "linearize", "vjp", "vmap"]
+           "linearize", "replace_all_batch_norm_modules_", "vjp", "vmap"]
 
 
 # --- functional_call ------------------------------------------------------------------------------------------
@@ -162,7 +168,7 @@ class _Level:
         if x.requires_grad:
             inner = x.view_as(x)                      # an outer transform (or the caller's graph) still reaches x
         else:
-            inner = x.detach().requires_grad_()
+            inner = Variable.requires_grad_(x.detach())   # (Variable's: a batched one refuses the user)
             tangent = tangents.tangent_of(x) if tangents.is_dual(x) else None
             if tangent is not None:                   # inside jvp: the tangent rides along (forward-over-reverse)
                 tangents.set_tangent(inner, tangent)
@@ -212,11 +218,11 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=False, creat
     else:
         kept = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
     if not kept:
-        return tuple(Variable._make(torch.zeros_like(x.data)) for x in inputs)
+        return tuple(Variable._make(torch.zeros_like(x._data)) for x in inputs)
     outs, grads = zip(*kept)
     result = autograd_grad(outs, inputs, None if grad_outputs is None else grads, retain_graph=retain_graph,
                            create_graph=create_graph, allow_unused=True)
-    return tuple(Variable._make(torch.zeros_like(x.data)) if g is None else g for g, x in zip(result, inputs))
+    return tuple(Variable._make(torch.zeros_like(x._data)) if g is None else g for g, x in zip(result, inputs))
 
 
 def _is_tensor(x):
@@ -373,9 +379,6 @@ def jvp(func: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any,
 
 def _jvp(func, primals, tangents, argnums, strict, has_aux):
     global _in_jvp
-    if batching.vmap_depth:
-        raise NotImplementedError("teachgrad's jvp (and jacfwd, hessian) does not run under vmap: its batching rules "
-                                  "carry no forward-mode tangents; use jacrev, or vmap outside a loop of jvp")
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
     diff_args = primals if argnums is None else _pick(primals, argnums)
@@ -399,7 +402,8 @@ def _jvp(func, primals, tangents, argnums, strict, has_aux):
     _in_jvp = True
     try:
         with forward_ad.dual_level():
-            flat_duals = [forward_ad.make_dual(p, t) for p, t in zip(flat_primals, flat_tangents)]
+            flat_duals = [batched_dual(p, t) if levels_of(p) or levels_of(t) else forward_ad.make_dual(p, t)
+                          for p, t in zip(flat_primals, flat_tangents)]   # (under vmap: a batched dual)
             duals = tree_unflatten(flat_duals, primals_spec)
             if argnums is not None:
                 duals = _put(primals, argnums, duals[0] if isinstance(argnums, int) else duals)
@@ -430,7 +434,8 @@ def _unpack(dual, strict):
         if strict:
             raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
                                "This is not allowed with strict=True.")
-        tangent = Variable._make(torch.zeros_like(primal.data if isinstance(primal, Variable) else primal))
+        tangent = batched_zeros_like(primal) if levels_of(primal) else Variable._make(
+            torch.zeros_like(primal.data if isinstance(primal, Variable) else primal))
     return primal, tangent
 
 
@@ -479,9 +484,6 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
     (one jvp per input element). Blocks are shaped output.shape + input.shape."""
     @functools.wraps(func)
     def wrapper(*args):
-        if batching.vmap_depth:
-            raise NotImplementedError("teachgrad's jvp (and jacfwd, hessian) does not run under vmap: its batching "
-                                      "rules carry no forward-mode tangents; use jacrev, or vmap outside a loop of jvp")
         _complex("jacfwd", args, True)
         picked = _argnums(argnums, len(args))
         diff = (args[picked],) if isinstance(picked, int) else _pick(args, picked)
@@ -493,7 +495,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
         for j, x in enumerate(flat_in):
             columns.append([])
             for k in range(x.numel()):
-                tangents = [torch.zeros_like(y.data if isinstance(y, Variable) else y) for y in flat_in]
+                tangents = [torch.zeros(y.shape, dtype=y.dtype, device=y.device) for y in flat_in]   # (per example)
                 tangents[j].view(-1)[k] = 1
                 result = _jvp(func, args, tree_unflatten(tangents, in_spec), picked, False, has_aux)
                 output, aux = result[0], (result[2] if has_aux else None)
@@ -539,7 +541,6 @@ def _complex(name, values, is_input):
 _NOT_BUILT = {
     "functionalize": "it rewrites a program's in-place ops, which teachgrad records as they are",
     "stack_module_state": "it stacks modules' parameters for ensembling under vmap; stack them with tg.stack",
-    "replace_all_batch_norm_modules_": "teachgrad's vmap has no batching rule for batch norm",
     "rearrange": "it is einops under vmap; use reshape and permute",
     "debug_unwrap": "teachgrad's transforms do not wrap tensors, so there is nothing to unwrap",
 }
@@ -559,7 +560,11 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
     """(func(*primals), jvp_fn): jvp_fn(*tangents) is the JVP of func at `primals`, J·t, a linear function of t.
 
     torch.func.linearize traces func once (make_fx) and replays the linear part; here jvp_fn runs `jvp` at the same
-    primals (the forward pass again, each call), which gives the same numbers."""
+    primals (the forward pass again, each call), which gives the same numbers. Under vmap, as torch's, the primals
+    may not be batched (torch's make_fx meets make_dual's missing batching rule); the tangents may."""
+    if any(levels_of(p) for p in tree_flatten(primals)[0]):
+        raise RuntimeError("Batching rule not implemented for aten::_make_dual; the fallback path doesn't work on "
+                           "out= or view ops.")
     output = func(*primals)
     flat_primals, primals_spec = tree_flatten(primals)
 

@@ -143,9 +143,26 @@ def test_float32_input_warns_as_torch_and_fails_at_default_tolerances():
     assert ours == theirs
 
 
-def test_batched_checks_are_refused_clearly():
-    with pytest.raises(NotImplementedError, match="no vmap"):
-        tg.autograd.gradcheck(lambda x: x * 2, (x64(tg),), check_batched_grad=True)
+def test_batched_checks_run_under_vmap():
+    fn = lambda lib: lambda x, w: ((x @ w).tanh() * x.sum(), (x * 2).sum())   # noqa: E731
+    for lib in (tg, torch):
+        x = lib.tensor(torch.randn(3, 4, dtype=torch.float64), requires_grad=True)
+        w = lib.tensor(torch.randn(4, 2, dtype=torch.float64), requires_grad=True)
+        assert lib.autograd.gradcheck(fn(lib), (x, w), check_batched_grad=True, check_forward_ad=True,
+                                      check_batched_forward_grad=True)
+
+
+def test_batched_check_catches_a_batching_rule_that_disagrees_with_the_loop(monkeypatch):
+    from teachgrad.features import batching_rules
+    from teachgrad import ops
+    right = batching_rules.RULES[ops.Sin]
+    monkeypatch.setitem(batching_rules.RULES, ops.Sin, lambda op, args, levels: right(ops.Cos, args, levels))
+    x = tg.tensor(torch.randn(3, dtype=torch.float64), requires_grad=True)
+    assert tg.autograd.gradcheck(lambda a: a.sin(), (x,))                 # the loop's gradients are right
+    with pytest.raises(tg.check.GradcheckError, match="(?s)For output 0 and input 0:.*computed under vmap does not"):
+        tg.autograd.gradcheck(lambda a: a.sin(), (x,), check_batched_grad=True)
+    with pytest.raises(NotImplementedError, match="gradgradcheck does not check batched second derivatives"):
+        tg.autograd.gradgradcheck(lambda a: a.sin(), (x,), check_batched_grad=True)
 
 
 def test_wrong_gradients_are_listed_entry_by_entry():

@@ -219,16 +219,6 @@ def test_grad_of_vmap_and_vmap_of_vjp_hessian_and_jacobians():
         lib.tensor(X), lib.tensor(V)))
 
 
-def test_forward_mode_under_vmap_is_refused_by_name():
-    for transform in (lambda f: tg.func.jacfwd(f), lambda f: tg.func.hessian(f),
-                      lambda f: (lambda a: tg.func.jvp(f, (a,), (a,))[1])):
-        with pytest.raises(NotImplementedError, match="does not run under vmap"):
-            tg.func.vmap(transform(lambda a: a.sin().sum()))(tg.tensor(X))
-    import teachgrad.autograd.forward_ad as fwad
-    with fwad.dual_level(), pytest.raises(NotImplementedError, match="carry no forward-mode tangents"):
-        tg.func.vmap(lambda a: a.sin())(fwad.make_dual(tg.tensor(X), tg.tensor(Y)))
-
-
 def test_backward_through_a_vmapped_function():
     def run(lib):
         x = lib.tensor(X, requires_grad=True)
@@ -276,8 +266,8 @@ def test_errors_as_torch(call):
 
 
 def test_an_op_without_a_batching_rule_is_named():
-    with pytest.raises(NotImplementedError, match="vmap: teachgrad has no batching rule for Convolution"):
-        tg.func.vmap(lambda a: tg.nn.functional.conv1d(a.unsqueeze(0), tg.ones(1, 3, 2)))(tg.tensor(M))
+    with pytest.raises(NotImplementedError, match="vmap: teachgrad has no batching rule for ConvolutionTranspose"):
+        tg.func.vmap(lambda a: tg.nn.functional.conv_transpose1d(a.unsqueeze(0), tg.ones(4, 1, 2)))(tg.tensor(M))
     with pytest.raises(NotImplementedError, match="no batching rule for Tensor.cosh"):
         tg.func.vmap(lambda a: a.cosh())(tg.tensor(X))
 
@@ -321,8 +311,6 @@ def test_random_factories_follow_randomness():
     same(lambda lib: lib.func.vmap(lambda x: lib.randn(4) + x)(lib.tensor(X)))
     out = tg.func.vmap(lambda x: tg.randn(4, dtype=torch.float64) + x * 0, randomness="same")(tg.tensor(X)).data
     assert all(torch.equal(out[0], out[i]) for i in range(3))
-    with pytest.raises(NotImplementedError, match="randomness='different' is rebuilt for dropout only"):
-        tg.func.vmap(lambda x: tg.randn(4) + x, randomness="different")(tg.tensor(X))
 
 
 @pytest.mark.parametrize("write", [lambda a: a.clone().add_(1), lambda a: a.clone().zero_(),

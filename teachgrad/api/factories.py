@@ -48,7 +48,7 @@ def _factory(torch_fn: Callable[..., torch.Tensor]) -> Callable[..., Variable]:
     @functools.wraps(torch_fn)
     def make(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Variable:
         if random and batching.vmap_depth:   # inside vmap: as `randomness=` says (teachgrad/rules/batching.py)
-            batching.check_random(torch_fn.__name__)
+            return batching.draw_random(torch_fn, args, dict(kwargs, requires_grad=requires_grad))
         args = tuple(a.data if isinstance(a, Variable) else a for a in args)
         if requires_grad is not None and type(requires_grad) is not bool:   # torch refuses 1 or 1.0, as it says
             return Variable(torch_fn(*args, requires_grad=requires_grad, **kwargs), requires_grad=bool(requires_grad))

@@ -21,6 +21,9 @@ from ..rules import grad_mode
 from ..core.engine import grad as autograd_grad
 from ..api.torch_functions import stack as _stack_variables
 from ..core.variable import Variable
+from .. import func as tg_func
+from ..features.vmap import physical_grad
+from ..rules import batching
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor                   # a teachgrad Variable or a torch tensor
@@ -111,6 +114,9 @@ def _check_requires_grad(values, kind, strict):
 
 def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
     """tg.grad over the outputs that require grad; None for every input when none does."""
+    if batching.vmap_depth:   # under vmap (vectorize=True): on the physical graph (teachgrad/features/vmap.py)
+        return physical_grad(_grad, outputs, inputs, grad_outputs, create_graph=create_graph,
+                             retain_graph=retain_graph)
     grad_outputs = (None,) * len(outputs) if grad_outputs is None else grad_outputs
     kept = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
     if not kept:
@@ -215,7 +221,8 @@ def jacobian(func: Callable[..., TensorOrTensors], inputs: TensorOrTensors, crea
 
     "reverse-mode" fills it row by row (a VJP with each output element's one-hot vector);
     "forward-mode" column by column (a JVP with each input element's one-hot vector).
-    `vectorize` is accepted; the rows or columns are computed one after the other either way.
+    `vectorize=True` computes them all at once under `tg.func.vmap`, as torch's does: the rows as the VJPs of a
+    batch of one-hot cotangents, the columns as the JVPs of a batch of one-hot tangents.
     """
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
@@ -235,6 +242,9 @@ def jacobian(func: Callable[..., TensorOrTensors], inputs: TensorOrTensors, crea
         if vectorize and strict:
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
                                "supported together. Please either set `strict=False` or `vectorize=False`.")
+        if vectorize:
+            blocks = _vectorized(func, inputs, outputs, reverse=True)
+            return _untuple(_finish(blocks, create_graph), (outputs_tuple, inputs_tuple))
         blocks = []
         for i, out in enumerate(outputs):
             rows = [[] for _ in inputs]                   # rows[j]: d out[k] / d inputs[j], for each k
@@ -269,35 +279,43 @@ def _jacobian_forward(func, inputs, strict, vectorize):
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
                                   "only implemented for `vectorize=True`.")
-    columns, outputs_tuple, primals = [], None, None   # columns[n]: one tangent per output, for input element n
-    for j, x in enumerate(inputs):
-        for k in range(x.numel()):
-            with forward_ad.dual_level():
-                duals = tuple(forward_ad.make_dual(y, _one_hot(y, k if i == j else None))
-                              for i, y in enumerate(inputs))
-                outputs_tuple, outs = _as_tuple(func(*duals), "outputs")
-                unpacked = [forward_ad.unpack_dual(o) for o in outs]
-                primals = [p for p, _ in unpacked]
-                columns.append(tuple(Variable._make(torch.zeros_like(p.data)) if t is None else t
-                                     for p, t in unpacked))
-    blocks, start = [], 0
-    for out_index, out in enumerate(primals):
-        row, start = [], 0
-        for x in inputs:
-            cols = [c[out_index].data for c in columns[start:start + x.numel()]]
-            start += x.numel()
-            block = torch.stack(cols, -1) if cols else torch.zeros(out.shape + (0,), dtype=out.dtype)
-            row.append(Variable._make(block.reshape(out.shape + x.shape)))
-        blocks.append(row)
-    return _untuple(blocks, (outputs_tuple, inputs_tuple))     # lists, not tuples: torch's forward-mode does so
+    with grad_mode.no_grad():
+        outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs")
+    return _untuple([list(row) for row in _finish(_vectorized(func, inputs, outputs, reverse=False), False)],
+                    (outputs_tuple, inputs_tuple))     # lists, not tuples: torch's forward-mode does so
 
 
-def _one_hot(x, k):
-    """A tangent for x: 1 at flat position k, 0 elsewhere (all zeros when k is None)."""
-    tangent = torch.zeros(x.numel(), dtype=x.dtype, device=x.device)
-    if k is not None:
-        tangent[k] = 1
-    return tangent.view(x.shape)
+def _vectorized(func, inputs, outputs, reverse):
+    """The Jacobian's blocks, all rows (reverse) or all columns (forward) at once, under vmap (as torch's
+    vectorize=True): a batch of one-hot vectors, one per output element (a VJP each) or per input element (a JVP
+    each). Under teachgrad's vmap, func runs once on the inputs expanded to that batch."""
+    sizes = [o.numel() for o in (outputs if reverse else inputs)]
+    like = (outputs if reverse else inputs)[0]
+    eye = torch.eye(sum(sizes), dtype=like.dtype, device=like.device)
+    flat_func = lambda *xs: tuple(o.reshape(-1) for o in _as_tuple(func(*xs), "outputs")[1])   # noqa: E731
+
+    def one(onehot):
+        pieces = onehot.split(sizes)
+        if reverse:
+            return tg_func.vjp(flat_func, *inputs)[1](tuple(p.to(o.dtype) for p, o in zip(pieces, outputs)))
+        return tg_func.jvp(flat_func, inputs, tuple(p.to(x.dtype).reshape(x.shape) for p, x in zip(pieces, inputs)))[1]
+    if not sum(sizes):                                   # nothing to map over: the blocks are empty
+        return tuple(tuple(Variable._make(torch.zeros(o.shape + x.shape, dtype=o.dtype, device=o.device))
+                           for x in inputs) for o in outputs)
+    stacked = tg_func.vmap(one)(Variable._make(eye))     # reverse: per input (rows, x); forward: per output
+    blocks = []
+    for i, o in enumerate(outputs):
+        row = []
+        for j, x in enumerate(inputs):
+            if reverse:                                  # rows of output i: d o / d x, o's elements first
+                start = sum(sizes[:i])
+                block = stacked[j][start:start + sizes[i]]
+            else:                                        # columns for input j: d o / d x, x's elements first
+                start = sum(sizes[:j])
+                block = stacked[i][start:start + sizes[j]].movedim(0, -1)
+            row.append(block.reshape(o.shape + x.shape))
+        blocks.append(tuple(row))
+    return tuple(blocks)
 
 
 # --- second derivatives -----------------------------------------------------------------------
@@ -321,7 +339,7 @@ def hessian(func: Callable[..., TensorLike], inputs: TensorOrTensors, create_gra
 
     def gradient(*xs):
         if outer_jacobian_strategy == "forward-mode":
-            xs = tuple(x.requires_grad_(True) for x in xs)
+            xs = tuple(Variable.requires_grad_(x, True) for x in xs)   # (Variable's: under vmap too)
         jac = jacobian(scalar_func, xs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
         return jac

@@ -17,6 +17,7 @@ from ..features import forward_ad
 from ..rules import grad_mode
 from ..core.function import Function
 from ..core.variable import Variable
+from .. import func as tg_func
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     Number: TypeAlias = int | float | bool           # a Python number, as torch.types.Number
@@ -116,7 +117,9 @@ def gradcheck(func: Callable[..., Any], inputs: TensorLike | Sequence[Any], *, e
     zero grad_output gives zero gradients), gives each input a gradient of its size, dtype and device,
     handles outputs that get no gradient, and gives the same result twice (within `nondet_tol`).
     `fast_mode` compares one random projection vᵀJu instead of whole Jacobians; `check_forward_ad`
-    checks forward mode's Jacobian too. (teachgrad has no vmap: the batched checks are not available.)
+    checks forward mode's Jacobian too. `check_batched_grad` / `check_batched_forward_grad` compare the
+    gradients (tangents) that `tg.func.vmap` computes for a batch of random grad_outputs (tangents) with those of
+    a loop, as torch's do.
     """
     _check_options(check_forward_ad, check_backward_ad, check_batched_grad, check_batched_forward_grad, masked)
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
@@ -126,8 +129,12 @@ def gradcheck(func: Callable[..., Any], inputs: TensorLike | Sequence[Any], *, e
             _check_backward(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, fast_mode)
             if check_undefined_grad:
                 _check_undefined_grads(func, inputs)
+            if check_batched_grad:
+                _check_batched(func, inputs, atol, rtol, reverse=True)
         if check_forward_ad:
             _check_forward(func, inputs, eps, atol, rtol)
+            if check_batched_forward_grad:
+                _check_batched(func, inputs, atol, rtol, reverse=False)
     except GradcheckError:
         if raise_exception:
             raise
@@ -142,9 +149,6 @@ def _check_options(check_forward_ad, check_backward_ad, check_batched_grad, chec
         raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    if check_batched_grad or check_batched_forward_grad:
-        raise NotImplementedError("teachgrad has no vmap, so gradcheck cannot check batched gradients "
-                                  "(check_batched_grad / check_batched_forward_grad)")
     if masked:
         raise NotImplementedError("teachgrad has no sparse tensors: masked=True does not apply")
 
@@ -330,6 +334,46 @@ def _check_forward(func, inputs, eps, atol, rtol):
     _compare(numerical_jacobian(func, inputs, eps), jacobians, inputs, atol, rtol, "computed with forward mode ")
 
 
+def _check_batched(func, inputs, atol, rtol, reverse):
+    """check_batched_grad (reverse) / check_batched_forward_grad: for a batch of two random grad_outputs (tangents),
+    the gradients (output tangents) computed under tg.func.vmap, with func run once on the batch, must equal a
+    loop's, one backward pass (forward pass) per batch element."""
+    positions = _differentiable_positions(inputs)
+    differentiable = [inputs[p] for p in positions]
+    outputs = _outputs(func, inputs)
+
+    def on(xs):                                   # func with the differentiable inputs replaced by xs
+        args = list(inputs)
+        for p, x in zip(positions, xs):
+            args[p] = x
+        return _outputs(func, args)
+    for k, out in enumerate(outputs):
+        if not (_requires_grad(out) and out.is_floating_point()):
+            continue
+        if reverse:
+            seeds = torch.randn((2,) + tuple(out.shape), dtype=out.dtype, device=out.device)
+            expected = [engine.grad(out, differentiable, s, retain_graph=True, allow_unused=True) for s in seeds]
+            batched = tg_func.vmap(lambda s: tg_func.vjp(lambda *xs: on(xs)[k], *differentiable)[1](s))(
+                Variable._make(seeds))
+            pairs = [(j, f"input {p}", batched[j], [e[j] for e in expected], x) for j, (p, x) in
+                     enumerate(zip(positions, differentiable))]
+        else:
+            seeds = [torch.randn((2,) + tuple(x.shape), dtype=x.dtype, device=x.device) for x in differentiable]
+            expected = [tg_func.jvp(lambda *xs: on(xs)[k], tuple(differentiable), tuple(s[i] for s in seeds))[1]
+                        for i in range(2)]
+            batched = tg_func.vmap(lambda *t: tg_func.jvp(lambda *xs: on(xs)[k], tuple(differentiable), t)[1])(
+                *(Variable._make(s) for s in seeds))
+            pairs = [(0, "its tangents", batched, expected, out)]
+        for _, what, got, wanted, like in pairs:
+            for i in range(2):
+                w = torch.zeros_like(like.data) if wanted[i] is None else wanted[i].data
+                if not torch.allclose(got.data[i], w, rtol=rtol, atol=atol):
+                    kind = "gradient" if reverse else "forward-mode tangent"
+                    raise GradcheckError(f"For output {k} and {what}:\n\nthe batched {kind} computed under vmap does "
+                                         f"not match the one computed for each batch element in a loop.\n"
+                                         f"Got: {got.data[i]}\nExpected: {w}")
+
+
 def gradgradcheck(func: Callable[..., Any], inputs: TensorLike | Sequence[Any],
                   grad_outputs: TensorLike | Sequence[TensorLike] | None = None, *, eps: float = 1e-6,
                   atol: float = 1e-5, rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
@@ -341,6 +385,10 @@ def gradgradcheck(func: Callable[..., Any], inputs: TensorLike | Sequence[Any],
     That function takes the inputs and the output gradients (random in [-1, 1) unless given, as in
     torch) and returns d(outputs·grad_outputs)/d inputs; both kinds of argument are checked.
     """
+    if check_batched_grad:
+        raise NotImplementedError("teachgrad's gradgradcheck does not check batched second derivatives "
+                                  "(check_batched_grad): its function of first derivatives calls the engine, which "
+                                  "does not run under vmap")
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     outputs = [o for o in _outputs(func, inputs) if o.requires_grad]
     if grad_outputs is None:

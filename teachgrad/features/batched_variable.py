@@ -12,7 +12,7 @@ examples never mix, the gradient of a batched output's sum is every example's ow
 
 What needs one number out of the batch is refused with torch's words (`.item()`, `bool(x)`, `.tolist()`).
 
-Guarded by tests/test_vmap.py.
+Guarded by tests/test_vmap.py, tests/test_vmap_forward.py and tests/test_vmap_random.py.
 """
 from __future__ import annotations
 
@@ -23,11 +23,17 @@ import torch
 from ..core.variable import Variable
 from .. import ops
 from ..api.torch_methods import TORCH_METHODS, TORCH_OPERATORS
-from ..rules import batching
+from ..rules import batching, tangents
 
 ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
         "Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere "
         "inside PyTorch internals, please file a bug report.")
+BACKWARD = ("backward() called inside a functorch transform. This is not supported, please use functorch.grad or "
+            "functorch.vjp instead or call backward() outside of functorch transforms.")
+REQUIRES_GRAD = ("You are attempting to call Tensor.requires_grad_() (or perhaps using torch.autograd.functional.* "
+                 "APIs) inside of a function being transformed by a functorch transform. This is unsupported, please "
+                 "attempt to use the functorch transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call "
+                 "requires_grad_() outside of a function being transformed instead.")
 CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We "
                 "don't support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .")
 
@@ -64,6 +70,8 @@ class BatchedVariable(Variable):
             if hasattr(v, name):
                 setattr(b, name, getattr(v, name))
         b._levels = levels
+        if b._fw_grad is not None:             # a dual: its tangent dropped with the others when the level closes
+            tangents.set_tangent(b, b._fw_grad[1], b._fw_grad[2])
         return b
 
     # --- the logical (per-example) sizes ---
@@ -97,6 +105,14 @@ class BatchedVariable(Variable):
 
     def __bool__(self) -> bool:
         raise RuntimeError(CONTROL_FLOW)
+
+    # --- reverse mode from inside: torch's errors (tg.func.grad and vjp differentiate inside vmap) ---
+
+    def backward(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(BACKWARD)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Variable:
+        raise RuntimeError(REQUIRES_GRAD)
 
     def numpy(self) -> Any:
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")

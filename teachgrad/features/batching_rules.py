@@ -13,7 +13,7 @@ of its outputs are batched (`BatchedVariable.of(output, levels)`). Three kinds c
 
 An op missing from RULES raises, naming the op: never a loop over the batch, never a wrong number.
 
-Guarded by tests/test_vmap.py.
+Guarded by tests/test_vmap.py and tests/test_vmap_layers.py (convolution, pooling, batch norm, losses).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import torch
 
 from .. import ops
 from ..core.variable import Variable
-from ..rules import batching
+from ..rules import batching, torch_leaves
 from ..nn import functional as F
 from ..ops import layers, layout, linalg, scan, statistics, unary
 from .batched_variable import BatchedVariable, aligned_shape, batch_sizes, levels_of, wrap_dim
@@ -240,17 +240,20 @@ def _addmm(op: type, args: tuple, levels: tuple) -> Any:
     return pointwise(ops.Add, (bias, product), levels)
 
 
-def _loss_then_reduce(op: type, args: tuple, levels: tuple, reduction_position: int) -> Any:
-    """A loss: element by element ('none'), then the example reduced as `reduction` says."""
-    reduction = args[reduction_position]
-    args = list(args)
-    args[reduction_position] = "none"
-    losses = same_shape(op, tuple(args), levels)
-    if reduction == "none":
-        return losses
-    flat = _flat(align(losses, levels), levels)
-    reduced = ops.MeanDim.apply(flat, -1, False) if reduction == "mean" else ops.SumDim.apply(flat, -1, False)
-    return _out(reduced, levels)
+def _loss_then_reduce(reduction_position: int) -> Rule:
+    """A rule for a loss: element by element ('none'), then each example reduced as `reduction` says (torch's
+    losses take it as a string, or as the enum 0, 1, 2 for none, mean, sum)."""
+    def rule(op: type, args: tuple, levels: tuple) -> Any:
+        reduction = args[reduction_position]
+        args = list(args)
+        args[reduction_position] = 0 if isinstance(reduction, int) else "none"
+        losses = same_shape(op, tuple(args), levels)
+        if reduction in ("none", 0):
+            return losses
+        flat = _flat(align(losses, levels), levels)
+        mean = reduction in ("mean", 1)
+        return _out(ops.MeanDim.apply(flat, -1, False) if mean else ops.SumDim.apply(flat, -1, False), levels)
+    return rule
 
 
 def _nll_loss(op: type, args: tuple, levels: tuple) -> Any:
@@ -346,6 +349,105 @@ def _expanded(tensors: tuple, levels: tuple) -> list:
     return result
 
 
+# --- layers: the batch folded into the op's own batch (N) or channels ------------------------------------------
+
+def _batch_numel(levels: tuple) -> int:
+    n = 1
+    for level in levels:
+        n *= batch_sizes[level]
+    return n
+
+
+def _refuse_rank(op: type, args: tuple, ranks: tuple) -> None:
+    """An example whose rank the op does not take: torch's own error, from the op run on one example."""
+    x = args[0]
+    if _logical_dim(x) not in ranks:
+        op.apply(Variable._make(x._data[(0,) * len(levels_of(x))]), *args[1:])
+        raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} on an example of "
+                                  f"{_logical_dim(x)} dims")
+
+
+def _into_n(op: type, args: tuple, levels: tuple, n_dims: int = 1) -> Any:
+    """An op on (N, C, ...) whose samples never mix along N (pooling; convolution with an unbatched weight): the
+    batch dims folded into N (with the example's own N, `n_dims=1`, or as the N of an example without one), and
+    taken out of each output again."""
+    x = align(args[0], levels)
+    outer = list(x._data.shape[:len(levels) + n_dims])
+    result = op.apply(ops.reshape(x, [-1] + list(x._data.shape[len(outer):])), *args[1:])
+
+    def unfold(r: Any) -> Any:
+        return ops.reshape(r, outer + list(r._data.shape[1:])) if isinstance(r, Variable) else r
+    return _out(tuple(unfold(r) for r in result) if isinstance(result, tuple) else unfold(result), levels)
+
+
+def _pool(op: type, args: tuple, levels: tuple) -> Any:
+    """max_pool2d / avg_pool2d of (C, H, W) or (N, C, H, W) examples: the batch folded into N."""
+    if any(levels_of(a) for a in args[1:]):
+        raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} with a batched option")
+    _refuse_rank(op, args, (3, 4))
+    return _into_n(op, args, levels, n_dims=_logical_dim(args[0]) - 3)
+
+
+def _convolution(op: type, args: tuple, levels: tuple) -> Any:
+    """conv1d / conv2d, as torch's rule: with only the input batched, the batch folded into N; with the weight (or
+    the bias) batched, each example's weight is a group of its own (groups times the batch size), the examples
+    side by side along the channels."""
+    input, weight, bias, stride, padding, dilation, groups = args
+    if not (levels_of(weight) or levels_of(bias)):
+        return _into_n(op, args, levels)
+    k, n = len(levels), _batch_numel(levels)
+    x = align(input, levels, expand=True)                       # (B..., N, C, *)
+    x = ops.reshape(x, [n] + list(x._data.shape[k:]))           # (B, N, C, *)
+    x = ops.Transpose.apply(x, 0, 1)                            # (N, B, C, *)
+    samples, channels, space = x._data.shape[0], x._data.shape[2], list(x._data.shape[3:])
+    x = ops.reshape(x, [samples, n * channels] + space)         # (N, B·C, *)
+    w = align(weight, levels, expand=True)
+    w = ops.reshape(w, [-1] + list(w._data.shape[k + 1:]))      # (B·C_out, C_in/groups, *)
+    if bias is not None:
+        bias = ops.reshape(align(bias, levels, 1, expand=True), [-1])
+    out = op.apply(x, w, bias, stride, padding, dilation, groups * n)   # (N, B·C_out, *)
+    out_space = list(out._data.shape[2:])
+    out = ops.reshape(out, [samples, n, -1] + out_space)
+    out = ops.Transpose.apply(out, 0, 1)                        # (B, N, C_out, *)
+    return _out(ops.reshape(out, [batch_sizes[lv] for lv in levels] + list(out._data.shape[1:])), levels)
+
+
+BATCH_NORM_STATS = ("Batch norm got a batched tensor as input while the running_mean or running_var, which will be "
+                    "updated in place, were not batched.\nIf you are using a module and do not need eval mode, please "
+                    "set `track_running_stats` to be False.If you are using a prebuilt module and do not need eval "
+                    "mode, please see the functorch website for resources on how to patch your module to work with vmap")
+
+
+def _batch_norm(op: type, args: tuple, levels: tuple) -> Any:
+    """batch_norm: each example normalized over its own N (and spatial dims), so the batch is folded into the
+    channels, weight, bias and running stats repeated to match. In training, running stats would be updated in
+    place by every example: torch's error, as torch.func's."""
+    input, weight, bias, running_mean, running_var, training, momentum, eps = args
+    if training and (running_mean is not None or running_var is not None):
+        raise RuntimeError(BATCH_NORM_STATS)
+    if levels_of(running_mean) or levels_of(running_var):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for NativeBatchNorm with batched running stats")
+    k, n = len(levels), _batch_numel(levels)
+    x = align(input, levels, expand=True)
+    x = ops.reshape(x, [n] + list(x._data.shape[k:]))           # (B, N, C, *)
+    x = ops.Transpose.apply(x, 0, 1)                            # (N, B, C, *)
+    shape = list(x._data.shape)
+    x = ops.reshape(x, [shape[0], n * shape[2]] + shape[3:])    # (N, B·C, *)
+
+    def per_channel(p: Any) -> Any:
+        if p is None:
+            return None
+        if isinstance(p, torch.Tensor) and not isinstance(p, Variable):
+            if not p.requires_grad:                   # (running stats)
+                return p.repeat(n)
+            p = torch_leaves.as_variable(p)           # (a module's nn.Parameter: a leaf of teachgrad's graph)
+        return ops.reshape(align(p, levels, 1, expand=True), [-1])
+    out = op.apply(x, per_channel(weight), per_channel(bias), per_channel(running_mean), per_channel(running_var),
+                   training, momentum, eps)
+    out = ops.Transpose.apply(ops.reshape(out, shape), 0, 1)    # (B, N, C, *)
+    return _out(ops.reshape(out, [batch_sizes[lv] for lv in levels] + [shape[0], shape[2]] + shape[3:]), levels)
+
+
 # --- the table: op -> its batching rule -------------------------------------------------------------------------
 
 POINTWISE_OPS = (
@@ -356,7 +458,7 @@ POINTWISE_OPS = (
     ops.Maximum, ops.Minimum, ops.Where, ops.Xlogy,
     ops.Erf, ops.Gelu, ops.Silu, ops.Softplus, ops.Elu, ops.LeakyRelu, ops.LogSigmoid,
     unary.Log10, unary.Log2, unary.Log1p, unary.Expm1, unary.Rsqrt,
-    ops.Clone, ops.Alias, ops.ToCopy, ops.ToFreshCopy,
+    ops.Clone, ops.Alias, ops.ToCopy, ops.ToFreshCopy, ops.FwPrimal,
 )
 
 RULES: dict[type, Rule] = {op: pointwise for op in POINTWISE_OPS}
@@ -386,11 +488,15 @@ RULES.update({
     ops.Mm: _matmul, ops.Bmm: _matmul, ops.Mv: _mv, ops.Dot: _dot, ops.Addmm: _addmm,
     # masks and losses
     ops.MaskedFill: same_shape,
-    F.MseLoss: lambda op, args, levels: _loss_then_reduce(op, args, levels, 2),
+    F.MseLoss: _loss_then_reduce(2), ops.HuberLoss: _loss_then_reduce(2), ops.SmoothL1Loss: _loss_then_reduce(2),
+    ops.SoftMarginLoss: _loss_then_reduce(2), F.BinaryCrossEntropy: _loss_then_reduce(3),
+    F.BinaryCrossEntropyWithLogits: _loss_then_reduce(4),
     F.NllLoss: _nll_loss,
     ops.Embedding: unbatched_only(0),
     layers.NativeLayerNorm: unbatched_only(2, 3),
     layers.NativeDropout: _dropout,
+    layers.Convolution: _convolution, layers.MaxPool2d: _pool, layers.AvgPool2d: _pool,
+    layers.NativeBatchNorm: _batch_norm,
     # more layout and selection ops
     layout.Tril: on_last_dims(lambda args: 2), layout.Triu: on_last_dims(lambda args: 2),
     layout.ConstantPadNd: on_last_dims(lambda args: len(args[1]) // 2),

@@ -18,7 +18,8 @@ of its own sees its base's tangent through the same view, and an in-place op wri
 tangent into its base's tangent where it wrote the value.
 
 Guarded by tests/test_forward_ad.py (every op's jvp against torch's, views, in-place, custom Functions'
-jvp and save_for_forward), tests/test_func.py (jvp, jacfwd) and tests/test_new_ops.py.
+jvp and save_for_forward), tests/test_func.py (jvp, jacfwd), tests/test_new_ops.py and tests/test_vmap_forward.py
+(under vmap: make_dual of a batched tensor refused as torch refuses it, unpack_dual of a batched dual).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ import torch
 
 from .. import ops
 from ..rules import grad_mode, torch_leaves, variable_class
+from .batched_variable import BatchedVariable, levels_of
 from ..rules.tangents import _no_tangents, _own_tangent, enter_dual_level, exit_dual_level, set_tangent, tangent_of
 
 if TYPE_CHECKING:   # names for the hints only
@@ -91,6 +93,9 @@ def make_dual(tensor: TensorLike, tangent: TensorLike, *, level: Optional[int] =
             "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
             f"not supported. Tensor is of size {list(primal.shape)} while the given forward gradient is of size "
             f"{list(tangent.shape)}.")
+    if levels_of(primal) or levels_of(shown):       # (tg.func.jvp under vmap makes its batched duals itself)
+        raise RuntimeError("Batching rule not implemented for aten::_make_dual; the fallback path doesn't work on "
+                           "out= or view ops.")
     dual = ops.View.apply(primal, tuple(primal.shape))      # torch's make_dual is a view of the primal
     if not _same_layout(tangent, primal.data):   # torch copies such a tangent into the primal's layout
         tangent = torch.empty_strided(primal.shape, primal.stride(), dtype=tangent.dtype,
@@ -98,6 +103,7 @@ def make_dual(tensor: TensorLike, tangent: TensorLike, *, level: Optional[int] =
         shown = None
     set_tangent(dual, tangent, shown)
     return dual
+
 
 
 def _same_layout(tangent, primal):
@@ -117,6 +123,8 @@ def unpack_dual(tensor: TensorLike, *, level: Optional[int] = None) -> UnpackedD
         return UnpackedDualTensor(tensor, None)
     tangent = tangent_of(tensor)
     primal = view_without_tangent(ops.FwPrimal, tensor)
+    if tangent is not None and levels_of(tensor):   # under vmap: the tangent batched as the dual
+        return UnpackedDualTensor(primal, BatchedVariable.of(variable_class.Variable._make(tangent), levels_of(tensor)))
     return UnpackedDualTensor(primal, None if tangent is None else _shown_tangent(tensor, tangent))
 
 

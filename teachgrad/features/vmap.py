@@ -14,7 +14,12 @@ A transform inside vmap works on the physical graph: `grad` (teachgrad/func.py) 
 batch, which, as examples never mix, is every example's own gradient; an input that is not batched is expanded to
 the batch first, so that its gradient too is one per example.
 
-Guarded by tests/test_vmap.py.
+A transform of forward mode under vmap gets a *batched dual* (`batched_dual`): its tangent rides on the physical
+data as the value does, so every op's jvp runs through the batching rules' ops. A random factory inside vmap draws
+as `randomness` says (`draw_random`).
+
+Guarded by tests/test_vmap.py, tests/test_vmap_forward.py (forward mode), tests/test_vmap_random.py (randomness,
+backward inside vmap) and tests/test_vmap_functional.py (vectorize=True).
 """
 from __future__ import annotations
 
@@ -26,12 +31,12 @@ from torch.utils._pytree import _broadcast_to_and_flatten, tree_flatten, tree_un
 
 from .. import ops
 from ..core.variable import Variable
-from ..rules import batching, grad_mode, torch_leaves
+from ..rules import batching, grad_mode, tangents, torch_leaves
 from ..api.torch_functions import cat as _cat
 from . import batching_rules
 from .batched_variable import BatchedVariable, align_data, batch_sizes, levels_of, wrap_dim
 
-__all__ = ["vmap", "run_batched", "physical_grad", "expand_to_open_levels"]
+__all__ = ["vmap", "run_batched", "physical_grad", "expand_to_open_levels", "batched_dual", "batched_zeros_like"]
 
 
 def run_batched(op: type, args: tuple) -> Any:
@@ -41,9 +46,6 @@ def run_batched(op: type, args: tuple) -> Any:
     try:
         if not levels:                       # nothing batched (a backward pass's ops, constants): the op as it is
             return op.apply(*args)
-        if grad_mode.forward_level >= 0:
-            raise NotImplementedError("vmap: teachgrad's batching rules carry no forward-mode tangents (forward AD, "
-                                      "jvp) under vmap")
         rule = batching_rules.RULES.get(op)
         if rule is None:
             raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} "
@@ -63,7 +65,47 @@ def _levels_among(args: Any) -> tuple[int, ...]:
     return tuple(sorted(found))
 
 
-batching.hand_over(run_batched)
+def draw_random(torch_fn: Callable[..., torch.Tensor], args: tuple, kwargs: dict) -> Variable:
+    """A random factory inside vmap (no level in randomness='error'), as torch.func draws: at the levels in
+    'different' one draw of the batched shape, the batch sizes in front (outermost first), which gives torch's
+    values bit for bit (randperm: one permutation per example, drawn in turn); at the 'same' levels one draw of
+    the example's shape, shared."""
+    levels = tuple(lv for lv in range(1, batching.vmap_depth + 1) if batching.randomness[lv - 1] == "different")
+    batch = [batch_sizes[lv] for lv in levels]
+    requires_grad = kwargs.pop("requires_grad", False)
+    if requires_grad and levels:
+        raise NotImplementedError("vmap: teachgrad does not make a batched leaf that requires grad (a random factory "
+                                  "with requires_grad=True under randomness='different'); draw it outside vmap")
+    if torch_fn in (torch.randn_like, torch.rand_like):          # the example's shape, the batch in front
+        like, rest = args[0], args[1:]
+        data = like._data if isinstance(like, Variable) else like
+        example = torch.empty(batch + list(data.shape[len(levels_of(like)):]), dtype=data.dtype, device=data.device)
+        drawn = torch_fn(example, *rest, **kwargs)
+    elif torch_fn is torch.randperm:
+        drawn = torch.stack([torch.randperm(*args, **kwargs) for _ in range(_numel(batch))]).reshape(
+            batch + [-1]) if batch else torch.randperm(*args, **kwargs)
+    else:                                                        # randn(*size), rand(size), randint(low, high, size)
+        args, kwargs = list(args), dict(kwargs)
+        if "size" in kwargs:
+            kwargs["size"] = tuple(batch) + tuple(kwargs["size"])
+        elif torch_fn is torch.randint:
+            args[-1] = tuple(batch) + tuple(args[-1])
+        elif len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
+            args = [tuple(batch) + tuple(args[0])]
+        else:
+            args = batch + args
+        drawn = torch_fn(*args, **kwargs)
+    return BatchedVariable.of(Variable(drawn, requires_grad=requires_grad), levels)
+
+
+def _numel(sizes: list) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+batching.hand_over(run_batched, draw_random)
 
 
 # --- vmap -------------------------------------------------------------------------------------------------------
@@ -185,8 +227,8 @@ def _enter(x, dim, level):
         order.insert(k, physical)
         if order != sorted(order):
             moved = ops.Permute.apply(ops.Alias.apply(x) if own else x, tuple(order))
-        elif x.requires_grad:
-            moved = ops.Alias.apply(x)
+        elif x.requires_grad or (grad_mode.forward_level >= 0 and tangents.tangent_of(x) is not None):
+            moved = ops.Alias.apply(x)          # (a dual keeps its tangent: the alias carries it)
         else:
             moved = Variable._make(x._data)
         return BatchedVariable.of(moved, own + (level,))
@@ -275,3 +317,32 @@ def physical_grad(grad: Callable[..., tuple], outputs: tuple, inputs: list, grad
     finally:
         batching.set_depth(old)
     return tuple(BatchedVariable.of(g, levels_of(x)) if isinstance(g, Variable) else g for g, x in zip(result, inputs))
+
+
+def batched_dual(primal: Variable, tangent: Any) -> Variable:
+    """`make_dual(primal, tangent)` under vmap, where either is batched: a batched dual. Both are expanded to the
+    levels either is batched at (an unbatched primal with a batched tangent is one primal per example, as in
+    torch.func), and the tangent rides on the physical data, the batch dims in front, as the primal's value does:
+    every op's jvp then runs on the physical tangents through the batching rules' ops."""
+    if tangent.shape != primal.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
+            f"not supported. Tensor is of size {list(primal.shape)} while the given forward gradient is of size "
+            f"{list(tangent.shape)}.")
+    levels = tuple(sorted(set(levels_of(primal)) | set(levels_of(tangent))))
+    old = batching.set_depth(0)
+    try:
+        physical = batching_rules.align(primal, levels, expand=True)
+        shape = list(physical._data.shape)
+        t = batching_rules.align(tangent, levels, expand=True)
+        t = (t._data if isinstance(t, Variable) else t).expand(shape).contiguous()
+        dual = ops.View.apply(physical, tuple(shape))          # (make_dual is a view of the primal, as torch's)
+        tangents.set_tangent(dual, t)
+    finally:
+        batching.set_depth(old)
+    return BatchedVariable.of(dual, levels)
+
+
+def batched_zeros_like(x: Variable) -> Variable:
+    """Zeros shaped as x, batched as x (a tangent for an output that depends on no input)."""
+    return BatchedVariable.of(Variable._make(torch.zeros_like(x._data)), levels_of(x))

@@ -325,7 +325,8 @@ def _warn_if_sizes_differ(input, target):
 
 def _broadcast_pair(input, target):
     """torch.broadcast_tensors(input, target): each expanded (ExpandBackward0) to the common shape where it is not."""
-    shape = torch.broadcast_tensors(_plain(input), _plain(target))[0].shape   # (torch's error where they do not)
+    shape = torch.broadcast_tensors(*(torch.empty((), device="meta").expand(x.shape) for x in (input, target)))[0].shape
+    # (torch's error where they do not; on shapes alone, so that under vmap it reads each example's shape)
     return tuple(x if x.shape == shape else ops.Expand.apply(x, shape) for x in (input, target))
 
 

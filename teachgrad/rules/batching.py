@@ -5,7 +5,8 @@ to `run_batched`, which teachgrad/features/vmap.py hands over here when it is fi
 teachgrad/core/variable.py hands its class to teachgrad/rules/variable_class.py): the batching rules need the
 ops, which stand above this module.
 
-Guarded by tests/test_vmap.py (every op under vmap: its batching rule, or an error naming it).
+Guarded by tests/test_vmap.py (every op under vmap: its batching rule, or an error naming it) and
+tests/test_vmap_random.py (random factories under each randomness).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any, Callable
 vmap_depth = 0
 
 _run_batched: Callable[[type, tuple], Any] | None = None
+_draw_random: Callable[[Callable, tuple, dict], Any] | None = None
 
 # The `randomness=` of each open vmap, innermost last: 'error', 'different' or 'same'.
 randomness: list[str] = []
@@ -24,10 +26,11 @@ RANDOM = ("vmap: called random operation while in randomness error mode. Please 
           "'different' randomness flags on vmap or perform the randomness operation out of vmap")
 
 
-def hand_over(run_batched: Callable[[type, tuple], Any]) -> None:
-    """Called once by teachgrad/features/vmap.py with the function that runs an op through its batching rule."""
-    global _run_batched
-    _run_batched = run_batched
+def hand_over(run_batched: Callable[[type, tuple], Any], draw: Callable[[Callable, tuple, dict], Any]) -> None:
+    """Called once by teachgrad/features/vmap.py with the function that runs an op through its batching rule,
+    and the one that draws a random factory's values under vmap."""
+    global _run_batched, _draw_random
+    _run_batched, _draw_random = run_batched, draw
 
 
 def run_batched(cls: type, args: tuple) -> Any:
@@ -42,11 +45,10 @@ def set_depth(depth: int) -> int:
     return old
 
 
-def check_random(name: str) -> None:
-    """A random factory (`tg.randn`, ...) called inside vmap: torch's error in randomness='error'; one draw for the
-    whole batch in 'same'; 'different' is not rebuilt for factories (only dropout's batching rule draws per example)."""
-    if randomness[-1] == "error":
+def draw_random(torch_fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """A random factory (`tg.randn`, `tg.rand_like`, ...) called inside vmap: torch's error where a level is in
+    randomness='error'; else the draw teachgrad/features/vmap.py makes (one per example at the 'different'
+    levels, one for all at the 'same' ones), handed over as run_batched is."""
+    if "error" in randomness:
         raise RuntimeError(RANDOM)
-    if randomness[-1] == "different":
-        raise NotImplementedError(f"vmap: teachgrad's {name} draws once for the whole batch (randomness='same'); "
-                                  "randomness='different' is rebuilt for dropout only: draw outside vmap instead")
+    return _draw_random(torch_fn, args, kwargs)
