@@ -62,3 +62,18 @@ W = torch.randn(4, dtype=torch.float64)
 ], ids=["backward", "requires_grad_", "detach_requires_grad_"])
 def test_backward_and_requires_grad_inside_vmap_are_torchs_errors(call):
     same(lambda lib: lib.func.vmap(call(lib, lib.tensor(W, requires_grad=True)))(lib.as_tensor(X + 1)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, w: lambda x: (w * 2).sum().backward() or x,                        # an unbatched result
+    lambda lib, w: lambda x: lib.autograd.backward([(w * 2).sum()]) or x,
+    lambda lib, w: lambda x: lib.autograd.grad((x * w).sum(), w)[0],              # a batched output
+    lambda lib, w: lambda x: lib.autograd.grad([(x * w).sum()], [w], [lib.ones(())])[0],
+    lambda lib, w: lambda x: lib.autograd.grad((x * 2).sum(), x)[0],
+    lambda lib, w: lambda x: lib.autograd.grad((w * 2).sum(), w)[0] + x,          # unbatched: torch runs it
+], ids=["backward_unbatched", "autograd_backward_unbatched", "grad_of_batched", "grad_of_batched_with_seed",
+        "grad_wrt_example", "grad_of_unbatched"])
+def test_the_engine_called_inside_vmap_as_torchs(call):
+    """Torch refuses backward() anywhere inside a transform, and autograd.grad of a batched output (it has no
+    grad_fn at the outer level); teachgrad ran the first and named torch.ones_like for the second."""
+    same(lambda lib: lib.func.vmap(call(lib, lib.tensor(W, requires_grad=True)))(lib.as_tensor(X + 1)))

@@ -24,7 +24,7 @@ import warnings
 import torch
 
 from ..features import anomaly_mode
-from ..rules import grad_mode, profiling
+from ..rules import batching, grad_mode, profiling
 from ..rules.needed_nodes import catch_input_grads, exec_info
 from .node import AccumulateGrad, BackwardNode, Node
 from ..rules.backward_arguments import (BATCHED_CREATE_GRAPH, ONLY_INPUTS_IGNORED, as_tuple, batched_grad_outputs,
@@ -41,6 +41,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
              inputs: Any = None) -> None:
     """Add the gradient of `tensors` to the `.grad` of the leaves (or only of `inputs`)."""
     tensors = as_tuple(tensors)
+    if batching.vmap_depth:   # called inside tg.func.vmap: torch's answer (teachgrad/rules/batching.py)
+        batching.refuse_engine_call("backward", tensors)
     if inputs is not None:
         inputs = checked_inputs(inputs, "backward")
         for x in inputs:
@@ -64,6 +66,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if not only_inputs:
         warnings.warn(ONLY_INPUTS_IGNORED, FutureWarning, stacklevel=2)
     outputs, inputs_tuple, allow_unused = checked_grad_call(outputs, inputs, allow_unused, materialize_grads)
+    if batching.vmap_depth:   # called inside tg.func.vmap: torch's answer (teachgrad/rules/batching.py)
+        batching.refuse_engine_call("grad", outputs)
     grad_outputs = as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph

@@ -28,8 +28,7 @@ from ..rules import batching, tangents
 ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
         "Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere "
         "inside PyTorch internals, please file a bug report.")
-BACKWARD = ("backward() called inside a functorch transform. This is not supported, please use functorch.grad or "
-            "functorch.vjp instead or call backward() outside of functorch transforms.")
+BACKWARD = batching.BACKWARD
 REQUIRES_GRAD = ("You are attempting to call Tensor.requires_grad_() (or perhaps using torch.autograd.functional.* "
                  "APIs) inside of a function being transformed by a functorch transform. This is unsupported, please "
                  "attempt to use the functorch transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call "

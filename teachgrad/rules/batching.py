@@ -26,6 +26,22 @@ RANDOM = ("vmap: called random operation while in randomness error mode. Please 
           "'different' randomness flags on vmap or perform the randomness operation out of vmap")
 
 
+BACKWARD = ("backward() called inside a functorch transform. This is not supported, please use functorch.grad or "
+            "functorch.vjp instead or call backward() outside of functorch transforms.")
+
+
+def refuse_engine_call(caller: str, outputs: tuple) -> None:
+    """The engine called by the user's code inside a vmap, as torch answers it: `backward()` is refused
+    whatever it is called on; `autograd.grad` of a batched output finds no graph at the level it is called
+    from (the output's history is the batch's); of an unbatched one it runs. (tg.func's own passes run on the
+    physical tensors, with the mode word at 0: they never come here.)"""
+    if caller == "backward":
+        raise RuntimeError(BACKWARD)
+    for i, output in enumerate(outputs):
+        if getattr(output, "_levels", None):
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+
+
 def hand_over(run_batched: Callable[[type, tuple], Any], draw: Callable[[Callable, tuple, dict], Any]) -> None:
     """Called once by teachgrad/features/vmap.py with the function that runs an op through its batching rule,
     and the one that draws a random factory's values under vmap."""
