@@ -207,9 +207,11 @@ class TensorMethods:
         return ops.Sub.apply(self, other) if _is_operand(other) else NotImplemented
 
     def __rsub__(self, other: Operand) -> Variable:
+        if not isinstance(self, variable_class.Variable):   # Tensor.__rsub__(2.0, x), called unbound: as torch's
+            return NotImplemented
         if isinstance(other, numbers.Number):
             return ops.Rsub.apply(self, other)
-        return ops.Sub.apply(other, self) if _is_operand(other) else NotImplemented
+        return ops.RsubTensor.apply(self, other) if _is_operand(other) else NotImplemented
 
     def __mul__(self, other: Operand) -> Variable:
         return ops.Mul.apply(self, other) if _is_operand(other) else NotImplemented
@@ -231,6 +233,8 @@ class TensorMethods:
     def __rpow__(self, base: Operand) -> Variable:
         if isinstance(base, numbers.Number):
             return ops.PowScalarBase.apply(base, self)
+        if isinstance(self, numbers.Number) and isinstance(base, variable_class.Variable):
+            return ops.Pow.apply(base, self)   # Tensor.__rpow__(2.0, x), called unbound, is torch.pow(x, 2.0)
         return ops.PowTensor.apply(base, self) if _is_operand(base) else NotImplemented
 
     def __matmul__(self, other: TensorLike) -> Variable:
@@ -393,6 +397,9 @@ class TensorMethods:
 
     def norm(self, p: Number | str = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Variable:
         """The vector norm (2 by default) of all elements, or along `dim`."""
+        if p == "nuc":
+            raise NotImplementedError("teachgrad's norm does not compute the nuclear norm (p='nuc', the sum of the "
+                                      "singular values): it has no singular value decomposition")
         return ops.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
 
     def maximum(self, other: TensorLike) -> Variable:
@@ -501,8 +508,11 @@ class TensorMethods:
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Variable:
         return torch_signatures.flatten(self, start_dim, end_dim)
 
-    def contiguous(self) -> Variable:
-        return self if self.data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
+    def contiguous(self, memory_format: torch.memory_format = torch.contiguous_format) -> Variable:
+        """self where already contiguous in `memory_format`, else a copy that is (CloneBackward0)."""
+        if memory_format is torch.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+        return self if self.data.is_contiguous(memory_format=memory_format) else ops.Clone.apply(self, memory_format)
 
     def clone(self, memory_format: torch.memory_format = torch.preserve_format) -> Variable:
         return ops.Clone.apply(self, memory_format)

@@ -740,6 +740,8 @@ def batch_norm(input: TensorLike, running_mean: torch.Tensor | None, running_var
         for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
             if stat is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
+    if input.numel() == 0:
+        return _batch_norm_of_nothing(input, weight, bias)
     return ops.NativeBatchNorm.apply(input, weight, bias, _plain(running_mean), _plain(running_var), training,
                                      momentum, eps)
 
@@ -856,8 +858,21 @@ def batch_norm_function(input: TensorLike, weight: TensorLike | None, bias: Tens
         for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
             if stat is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
+    if input.numel() == 0:
+        return _batch_norm_of_nothing(input, weight, bias)
     return ops.NativeBatchNorm.apply(input, weight, bias, _plain(running_mean), _plain(running_var), training,
                                      momentum, eps)
+
+
+def _batch_norm_of_nothing(input, weight, bias):
+    """torch's batch_norm of an input with no elements never reaches its kernel: the input cloned, times weight[0]
+    and plus bias[0] where given (so their gradients are zeros, not missing); the running stats stay as they are."""
+    out = _tg._variable(input).clone()
+    if weight is not None:
+        out = out * _tg._variable(weight)[0]
+    if bias is not None:
+        out = out + _tg._variable(bias)[0]
+    return out
 
 
 def embedding_function(weight: TensorLike, indices: TensorLike, padding_idx: int = -1, scale_grad_by_freq: bool = False,

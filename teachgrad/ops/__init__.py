@@ -2,7 +2,7 @@
 operators and methods that torch tensors and Variables share, so the same formula computes
 plain gradients (handed tensors) and records a graph for higher-order ones (handed Variables).
 """
-from .arithmetic import Add, AddByNumber, Div, DivByNumber, DivRounding, Mul, MulByNumber, Neg, Reciprocal, Rsub, Sub, SubByNumber
+from .arithmetic import Add, AddByNumber, Div, DivByNumber, DivRounding, Mul, MulByNumber, Neg, Reciprocal, Rsub, RsubTensor, Sub, SubByNumber
 from .power import Pow, PowScalarBase, PowTensor
 from .linalg import Addmm, Dot, Mm, Mv, matmul
 from .pointwise import Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, MaskedFillTensor, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where, Xlogy

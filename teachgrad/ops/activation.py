@@ -84,8 +84,8 @@ class Silu(_Elementwise, node="SiluBackward0"):
 
 
 def softplus_derivative(x, beta, threshold):
-    """sigmoid(beta x), and 1 where beta x > threshold (there softplus is x itself)."""
-    return (x * beta).sigmoid().where(x * beta <= threshold, 1.0)
+    """sigmoid(beta x), and 1 where beta x > threshold (there softplus is x itself); nan at nan, as torch's."""
+    return (x * beta).sigmoid().masked_fill(x * beta > threshold, 1.0)
 
 
 class Softplus(_Elementwise, node="SoftplusBackward0"):
@@ -99,9 +99,10 @@ class Softplus(_Elementwise, node="SoftplusBackward0"):
 def elu_derivative(x, alpha, scale, input_scale):
     """scale for x > 0, else input_scale * scale * alpha * exp(x * input_scale).
 
-    (exp of min(x, 0): the branch not taken must not overflow, or a second derivative would see inf * 0.)
+    (exp of x where x < 0, else of 0: the branch not taken must not overflow, or a second derivative would see
+    inf * 0; and, as torch's elu_double_backward, the second derivative is nonzero only where x < 0.)
     """
-    negative = (x.clamp(max=0) * input_scale).exp() * (input_scale * scale * alpha)
+    negative = (x.where(x < 0, 0.0) * input_scale).exp() * (input_scale * scale * alpha)
     return negative.where(x <= 0, float(scale))
 
 

@@ -153,13 +153,14 @@ _threshold_backward = torch.ops.aten.threshold_backward.default
 
 
 def threshold_backward(grad, result):
-    """grad where result > 0, else 0: a mask, not a product (inf * 0 would be nan).
+    """grad, zeroed where result <= 0: a mask, not a product (inf * 0 would be nan). A nan result is not <= 0,
+    so there the gradient passes, as in torch's kernel.
 
     On plain tensors, torch's own kernel for ReluBackward0 (one pass instead of a compare and a where).
     """
     if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):
         return _threshold_backward(grad, result, 0)
-    return grad.where(result > 0, 0.0)
+    return grad.masked_fill(result <= 0, 0.0)
 
 
 class Relu(Function, node="ReluBackward0", saves=("result",)):
@@ -178,7 +179,7 @@ class Relu(Function, node="ReluBackward0", saves=("result",)):
 
     @staticmethod
     def jvp(ctx, ta):
-        return ta.where(ctx._result > 0, 0.0)
+        return threshold_backward(ta, ctx._result)
 
 
 class Sign(Function, node="SignBackward0"):
