@@ -41,6 +41,16 @@ from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, erf, expm1, fli
                                    log10, log1p, log2, log_softmax, logcumsumexp, logsumexp, masked_select, meshgrid,
                                    movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, softmax, sort, std,
                                    tile, topk, tril, triu, var)
+# more ops, by family (teachgrad/api/op_families.py)
+from .api.op_families import (acos, acosh, addcdiv, addcmul, asin, asinh, atan, atan2, atanh, ceil, clamp_max,
+                              clamp_min, copysign, cosh, deg2rad, digamma, erfc, erfinv, exp2, float_power, floor,
+                              fmax, fmin, fmod, frac, hypot, ldexp, lerp, lgamma, logaddexp, logaddexp2, logit,
+                              nan_to_num, polygamma, positive, rad2deg, reciprocal, remainder, round, rsub, sgn, sign,
+                              sinc, sinh, tan, trunc, true_divide, xlogy)
+from .api.op_families import (acos as arccos, acosh as arccosh, asin as arcsin, asinh as arcsinh, atan as arctan,
+                              atan2 as arctan2, atanh as arctanh, trunc as fix)
+from .api.op_families import (amax, amin, aminmax, cummax, cummin, kthvalue, median, mode, msort, nanmean,
+                              nanmedian, nansum, prod, std_mean, var_mean)
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .features.custom_function import Function

@@ -18,7 +18,7 @@ import torch
 from .. import ops
 from ..rules import tangents, variable_class
 from ..rules.in_place import write_in_place
-from . import interop, torch_signatures
+from . import interop, op_families, torch_signatures
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
     import builtins   # for `builtins.bool` below `def bool`, where `bool` names that method (torch's stubs say `_bool`)
@@ -799,6 +799,33 @@ class TensorMethods:
     movedim = torch_signatures.movedim
 
     # --- end of the ops with torch's signatures ---
+
+    # --- more ops, by family (the functions live in teachgrad/api/op_families.py) ---
+
+    tan, asin, acos, atan = op_families.tan, op_families.asin, op_families.acos, op_families.atan
+    sinh, cosh, asinh, acosh, atanh = (op_families.sinh, op_families.cosh, op_families.asinh, op_families.acosh,
+                                       op_families.atanh)
+    arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh   # torch's aliases
+    deg2rad, rad2deg, sinc, exp2 = op_families.deg2rad, op_families.rad2deg, op_families.sinc, op_families.exp2
+    erfc, erfinv, lgamma, digamma = op_families.erfc, op_families.erfinv, op_families.lgamma, op_families.digamma
+    polygamma = op_families._polygamma_method
+    logit, nan_to_num, frac = op_families.logit, op_families.nan_to_num, op_families.frac
+    ceil, floor, trunc, fix, round = (op_families.ceil, op_families.floor, op_families.trunc, op_families.trunc,
+                                      op_families.round)
+    sgn, positive = op_families.sgn, op_families.positive
+    atan2, arctan2, hypot = op_families.atan2, op_families.atan2, op_families.hypot
+    logaddexp, logaddexp2 = op_families.logaddexp, op_families.logaddexp2
+    fmod, remainder, fmax, fmin = op_families.fmod, op_families.remainder, op_families.fmax, op_families.fmin
+    copysign, ldexp, xlogy, lerp = op_families.copysign, op_families.ldexp, op_families.xlogy, op_families.lerp
+    addcmul, addcdiv, float_power = op_families.addcmul, op_families.addcdiv, op_families.float_power
+    true_divide = op_families.true_divide
+    amax, amin, aminmax, nansum, nanmean = (op_families.amax, op_families.amin, op_families.aminmax,
+                                            op_families.nansum, op_families.nanmean)
+    prod, median, nanmedian, mode, kthvalue = (op_families.prod, op_families.median, op_families.nanmedian,
+                                               op_families.mode, op_families.kthvalue)
+    cummax, cummin, msort = op_families.cummax, op_families.cummin, op_families.msort
+
+    # --- end of more ops ---
 
 
 def _rebuild_variable(data, requires_grad, name=None):

@@ -19,3 +19,10 @@ from .scan import Cumprod, Cumsum, Logcumsumexp, Sort, SortStable, Topk
 from .losses import HuberLoss, SmoothL1Loss, SoftMarginLoss
 from .statistics import Histogram, Logsumexp, Std, Var
 from .unary import Expm1, Log10, Log1p, Log2, Rsqrt
+# more element-wise math: trigonometry, the gamma family, rounding, functions of two tensors
+from .pointwise_math import (Acos, Acosh, Addcdiv, Addcmul, Asin, Asinh, Atan, Atan2, Atanh, Ceil, Copysign, CopysignScalar, Cosh,
+                             Deg2rad, Digamma, Erfc, Erfinv, Exp2, Floor, Fmax, Fmin, Fmod, FmodScalar, Frac, Hypot, Ldexp, Lerp,
+                             LerpTensor, Lgamma, Logaddexp, Logaddexp2, Logit, NanToNum, Polygamma, Rad2deg, Remainder,
+                             RemainderScalar, Round, RoundDecimals, Sgn, Sinc, Sinh, Tan, Trunc)
+from .selection import (Amax, Amin, Aminmax, Cummax, Cummin, Kthvalue, Median, MedianDim, Mode, Nanmedian,
+                        NanmedianDim, Nansum, Prod, ProdDim, StdMean, VarMean)

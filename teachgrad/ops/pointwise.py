@@ -353,11 +353,23 @@ class ClampMinTensor(ClampTensor, node="ClampMinBackward1", saves=("self", "min"
                      pack_order=(1, 0)):
     """a.clamp_min(tensor): torch records it as a node of its own, with two inputs."""
 
+    @staticmethod
+    def jvp(ctx, ta, tlow, _thigh):
+        """a's tangent where a >= min, else min's (where a or min is nan as well, as torch's formula)."""
+        a, low, _ = ctx._primals
+        return torch.where(a >= low, 0.0 if ta is None else ta, 0.0 if tlow is None else tlow)
+
 
 # pack_order: max before self (saved: self, None for the missing min, max)
 class ClampMaxTensor(ClampTensor, node="ClampMaxBackward1", saves=("self", "max"), none_is_input=False,
                      pack_order=(2, 0)):
     """a.clamp_max(tensor), likewise: the bound is the third argument, with no edge for the missing min."""
+
+    @staticmethod
+    def jvp(ctx, ta, _tlow, thigh):
+        """a's tangent where a <= max, else max's (where a or max is nan as well, as torch's formula)."""
+        a, _, high = ctx._primals
+        return torch.where(a <= high, 0.0 if ta is None else ta, 0.0 if thigh is None else thigh)
 
 
 class MaskedFill(Function, node="MaskedFillBackward0", saves=("mask",), nondifferentiable_args=(1,)):
