@@ -51,6 +51,12 @@ from .api.op_families import (acos as arccos, acosh as arccosh, asin as arcsin, 
                               atan2 as arctan2, atanh as arctanh, trunc as fix)
 from .api.op_families import (amax, amin, aminmax, cummax, cummin, kthvalue, median, mode, msort, nanmean,
                               nanmedian, nansum, prod, std_mean, var_mean)
+from .api.op_families import (addbmm, addmm, addmv, addr, atleast_1d, atleast_2d, atleast_3d, baddbmm,
+                              broadcast_tensors, broadcast_to, clone, column_stack, diagonal, diff, dsplit, dstack,
+                              fliplr, flipud, hsplit, hstack, mv, narrow, outer, permute, ravel, reshape_as, rot90,
+                              select, split_with_sizes, take_along_dim, tensor_split, trace, unbind, unflatten, vdot,
+                              vsplit, vstack)
+from .api.op_families import outer as ger
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .features.custom_function import Function

@@ -9,51 +9,11 @@ import torch.autograd.forward_ad as tfw
 
 import teachgrad as tg
 
-from .twins import same
+from .twins import assert_twins, same
 
 gfw = tg.autograd.forward_ad
 INF, NAN = math.inf, math.nan
 EDGES = [0.0, -0.0, 1.0, -1.0, 2.5, -0.5, INF, -INF, NAN]
-
-
-def _leaf(lib, data):
-    return lib.tensor(data, dtype=torch.float64, requires_grad=True)
-
-
-def _data(x):
-    return x.data if isinstance(x, tg.Variable) else x.detach()
-
-
-def derivatives(lib, fn, *data):
-    """fn's value, node name, gradient and second derivative (one backward of the sum each), and its tangent
-    for tangents of ones."""
-    leaves = [_leaf(lib, d) for d in data]
-    out = fn(lib, *leaves)
-    grads = lib.autograd.grad(out.sum(), leaves, create_graph=True, allow_unused=True)
-    recorded = [g for g in grads if g is not None and g.requires_grad]
-    # (a first gradient that is a constant has no second derivative: zeros, as torch's harness counts it)
-    seconds = lib.autograd.grad(sum(g.sum() for g in recorded), leaves, allow_unused=True) if recorded \
-        else [None] * len(leaves)
-    fw = gfw if lib is tg else tfw
-    with fw.dual_level():
-        duals = [fw.make_dual(_leaf(lib, d).detach(), lib.ones(len(d), dtype=torch.float64)) for d in data]
-        tangent = fw.unpack_dual(fn(lib, *duals)).tangent
-    zero = torch.zeros(len(data[0]), dtype=torch.float64)
-    return {"value": _data(out), "node": type(out.grad_fn).__name__,
-            "grads": [zero if g is None else _data(g) for g in grads],
-            "seconds": [zero if g is None else _data(g) for g in seconds],
-            "tangent": _data(tangent)}
-
-
-def assert_twins(fn, *data):
-    ours, theirs = derivatives(tg, fn, *data), derivatives(torch, fn, *data)
-    assert ours["node"] == theirs["node"]
-    for key in ("value", "tangent"):
-        torch.testing.assert_close(ours[key], theirs[key], equal_nan=True, msg=key)
-    for key in ("grads", "seconds"):
-        assert len(ours[key]) == len(theirs[key]), key
-        for a, b in zip(ours[key], theirs[key]):
-            torch.testing.assert_close(a, b, equal_nan=True, msg=key)
 
 
 # ---- torch's reference inputs: each of these differed from torch ------------------------------------------
@@ -101,7 +61,7 @@ def test_rsub_called_unbound_with_a_number_as_self():
 def test_rpow_called_unbound_with_a_number_as_self():
     """Tensor.__rpow__(2.0, x) is torch.pow(x, 2.0): PowBackward0."""
     def rpow(lib):
-        x = _leaf(lib, [1.0, 2.0, -3.0])
+        x = lib.tensor([1.0, 2.0, -3.0], dtype=torch.float64, requires_grad=True)
         y = (lib.Tensor if lib is torch else tg.Variable).__rpow__(2.0, x)
         y.sum().backward()
         return y, type(y.grad_fn).__name__, x.grad
@@ -110,7 +70,7 @@ def test_rpow_called_unbound_with_a_number_as_self():
 
 def test_rsub_of_two_tensors_records_rsub():
     def rsub(lib):
-        x, y = _leaf(lib, [1.0, 2.0]), _leaf(lib, [3.0, 5.0])
+        x, y = (lib.tensor(d, dtype=torch.float64, requires_grad=True) for d in ([1.0, 2.0], [3.0, 5.0]))
         z = x.__rsub__(y)
         z.backward(lib.tensor([1.0, 2.0], dtype=torch.float64))
         return z, type(z.grad_fn).__name__, x.grad, y.grad
@@ -119,7 +79,7 @@ def test_rsub_of_two_tensors_records_rsub():
 
 def test_contiguous_takes_a_memory_format():
     def contiguous(lib):
-        x = _leaf(lib, [[1.0, 2.0], [3.0, 4.0]]).t()
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True).t()
         y = x.contiguous(memory_format=torch.contiguous_format)
         return y, y.is_contiguous(), type(y.grad_fn).__name__, x.contiguous(memory_format=torch.preserve_format)
     same(contiguous)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence, TypeAlias
 import torch
 
 from .. import ops
-from ..rules import variable_class
+from ..rules import torch_leaves, variable_class
 from .torch_signatures import _var_arguments   # var's three forms, read once
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
@@ -201,10 +201,11 @@ def ldexp(input: TensorLike, other: TensorLike) -> Variable:
 
 
 def xlogy(input: Operand, other: Operand) -> Variable:
-    if isinstance(input, numbers.Number):   # torch reads a number as a 0-d tensor of the other's dtype
-        input = torch.tensor(input, dtype=other.dtype)
+    """input * log(other); a number on either side records another node (XlogyBackward1, XlogyBackward2)."""
+    if isinstance(input, numbers.Number):
+        return ops.XlogyScalarSelf.apply(float(input), other)
     if isinstance(other, numbers.Number):
-        other = torch.tensor(other, dtype=input.dtype)
+        return ops.XlogyScalarOther.apply(input, float(other))
     return ops.Xlogy.apply(input, other)
 
 
@@ -351,3 +352,271 @@ def cummin(input: TensorLike, dim: int) -> torch.return_types.cummin:
 def msort(input: TensorLike) -> Variable:
     """Sorted along the first dimension: torch.sort(input, 0)'s values (SortBackward0)."""
     return ops.Sort.apply(input, 0, False, False)[0]
+
+
+# --- shapes: torch's functions for Variable's methods, and torch's compositions of them -----------------------------
+
+def _variable(x):
+    """x as a Variable: a torch tensor that requires grad becomes a leaf of teachgrad's graph."""
+    if isinstance(x, variable_class.Variable):
+        return x
+    return torch_leaves.as_variable(x) if isinstance(x, torch.Tensor) else variable_class.Variable(x)
+
+
+def clone(input: TensorLike, *, memory_format: torch.memory_format = torch.preserve_format) -> Variable:
+    return _variable(input).clone(memory_format)
+
+
+def narrow(input: TensorLike, dim: int, start: int | TensorLike, length: int) -> Variable:
+    return _variable(input).narrow(dim, int(start), length)
+
+
+def select(input: TensorLike, dim: int, index: int) -> Variable:
+    return _variable(input).select(dim, index)
+
+
+def permute(input: TensorLike, dims: Sequence[int]) -> Variable:
+    return _variable(input).permute(dims)
+
+
+def unbind(input: TensorLike, dim: int = 0) -> tuple[Variable, ...]:
+    return _variable(input).unbind(dim)
+
+
+def diagonal(input: TensorLike, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Variable:
+    return _variable(input).diagonal(offset, dim1, dim2)
+
+
+def split_with_sizes(input: TensorLike, split_sizes: Sequence[int], dim: int = 0) -> tuple[Variable, ...]:
+    return _variable(input).split_with_sizes(split_sizes, dim)
+
+
+def mv(input: TensorLike, vec: TensorLike) -> Variable:
+    return _variable(input).mv(vec)
+
+
+def ravel(input: TensorLike) -> Variable:
+    """One dimension, as torch computes it: contiguous, then a view (ViewBackward0)."""
+    return _variable(input).contiguous().view(-1)
+
+
+def reshape_as(input: TensorLike, other: TensorLike) -> Variable:
+    return _variable(input).reshape(other.shape)
+
+
+def unflatten(input: TensorLike, dim: int, sizes: Sequence[int]) -> Variable:
+    """One dimension split into `sizes` (a view: ViewBackward0)."""
+    input = _variable(input)
+    dim = dim % input.dim() if input.dim() else 0
+    sizes = list(sizes)
+    if -1 in sizes:
+        known = 1
+        for s in sizes:
+            known *= s if s != -1 else 1
+        sizes[sizes.index(-1)] = input.shape[dim] // known if known else 0
+    return input.view(*input.shape[:dim], *sizes, *input.shape[dim + 1:])
+
+
+def broadcast_to(input: TensorLike, size: Sequence[int]) -> Variable:
+    return _variable(input).expand(size)
+
+
+def broadcast_tensors(*tensors: TensorLike) -> tuple[Variable, ...]:
+    shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(_variable(t).expand(shape) for t in tensors)
+
+
+def fliplr(input: TensorLike) -> Variable:
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return ops.Flip.apply(input, (1,))
+
+
+def flipud(input: TensorLike) -> Variable:
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return ops.Flip.apply(input, (0,))
+
+
+def _atleast(n, tensors):
+    """torch's atleast_1d/2d/3d: each tensor with at least n dims, as torch adds them (reshape for 0-d, unsqueeze
+    for the others); one tensor in, one out; several (or a sequence) in, a tuple out."""
+    single = len(tensors) == 1 and isinstance(tensors[0], (variable_class.Variable, torch.Tensor))
+    if len(tensors) == 1 and not single:
+        tensors = tuple(tensors[0])
+    out = []
+    for t in tensors:
+        t = _variable(t)
+        if t.dim() == 0:
+            t = t.reshape((1,) * n)
+        elif n >= 2 and t.dim() == 1:
+            t = t.unsqueeze(0) if n == 2 else t.unsqueeze(0).unsqueeze(-1)
+        elif n == 3 and t.dim() == 2:
+            t = t.unsqueeze(-1)
+        out.append(t)
+    return out[0] if single else tuple(out)
+
+
+def atleast_1d(*tensors: TensorLike | Sequence[TensorLike]) -> Variable | tuple[Variable, ...]:
+    return _atleast(1, tensors)
+
+
+def atleast_2d(*tensors: TensorLike | Sequence[TensorLike]) -> Variable | tuple[Variable, ...]:
+    return _atleast(2, tensors)
+
+
+def atleast_3d(*tensors: TensorLike | Sequence[TensorLike]) -> Variable | tuple[Variable, ...]:
+    return _atleast(3, tensors)
+
+
+def _cat(tensors, dim):
+    return torch.cat(list(tensors), dim)   # (Variables among them: teachgrad's cat, through interop)
+
+
+def hstack(tensors: Sequence[TensorLike]) -> Variable:
+    tensors = _atleast(1, (tensors,))
+    return _cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+def vstack(tensors: Sequence[TensorLike]) -> Variable:
+    return _cat(_atleast(2, (tensors,)), 0)
+
+
+def dstack(tensors: Sequence[TensorLike]) -> Variable:
+    return _cat(_atleast(3, (tensors,)), 2)
+
+
+def column_stack(tensors: Sequence[TensorLike]) -> Variable:
+    columns = [_variable(t).reshape(t.numel(), 1) if t.dim() <= 1 else _variable(t) for t in tensors]
+    return _cat(columns, 1)
+
+
+def tensor_split(input: TensorLike, indices_or_sections: int | Sequence[int] | TensorLike,
+                 dim: int = 0) -> tuple[Variable, ...]:
+    """Pieces along dim (each a view, SliceBackward0): n sections as even as they go (the first ones one longer),
+    or the pieces between the given indices."""
+    input = _variable(input)
+    dim = dim % input.dim()
+    size = input.shape[dim]
+    if isinstance(indices_or_sections, (variable_class.Variable, torch.Tensor)):
+        data = indices_or_sections.data if isinstance(indices_or_sections, variable_class.Variable) \
+            else indices_or_sections
+        indices_or_sections = data.item() if data.dim() == 0 else data.tolist()
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        small, extra = divmod(size, sections)
+        bounds, start = [], 0
+        for i in range(sections):
+            start += small + (1 if i < extra else 0)
+            bounds.append(start)
+        bounds = bounds[:-1]
+    else:
+        bounds = list(indices_or_sections)
+    pieces, start = [], 0
+    for end in bounds + [size]:
+        end = min(max(end, start), size)
+        pieces.append(input.narrow(dim, start, end - start) if start <= size else input.narrow(dim, size, 0))
+        start = end
+    return tuple(pieces)
+
+
+def _split_by(name, dim_needed, dim, input, indices_or_sections):
+    if input.dim() < dim_needed:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {dim_needed} dimension, but got a tensor "
+                           f"with {input.dim()} dimensions!")
+    if isinstance(indices_or_sections, int) and input.shape[dim] % indices_or_sections != 0:
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                           f"{input.shape[dim]} is not divisible by the split_size {indices_or_sections}!")
+    return tensor_split(input, indices_or_sections, dim)
+
+
+def hsplit(input: TensorLike, indices_or_sections: int | Sequence[int]) -> tuple[Variable, ...]:
+    return _split_by("hsplit", 1, 1 if input.dim() > 1 else 0, input, indices_or_sections)
+
+
+def vsplit(input: TensorLike, indices_or_sections: int | Sequence[int]) -> tuple[Variable, ...]:
+    return _split_by("vsplit", 2, 0, input, indices_or_sections)
+
+
+def dsplit(input: TensorLike, indices_or_sections: int | Sequence[int]) -> tuple[Variable, ...]:
+    return _split_by("dsplit", 3, 2, input, indices_or_sections)
+
+
+def outer(input: TensorLike, vec2: TensorLike) -> Variable:
+    """The outer product, as torch computes it: input as a column times vec2 (MulBackward0)."""
+    return _variable(input).reshape(input.shape[0], 1) * vec2
+
+
+def diff(input: TensorLike, n: int = 1, dim: int = -1, prepend: TensorLike | None = None,
+         append: TensorLike | None = None) -> Variable:
+    """Differences of neighbours along dim, n times (torch's composition: narrow, then sub)."""
+    input = _variable(input)
+    if n == 0:   # torch copies the input (prepend and append left out): CopyBackwards
+        copy = variable_class.Variable(torch.empty_like(input.data))
+        return copy.copy_(input)
+    if prepend is not None or append is not None:
+        input = _cat([t for t in (prepend, input, append) if t is not None], dim)
+    for _ in range(n):
+        length = input.shape[dim]
+        if length == 0:
+            break
+        input = input.narrow(dim, 1, length - 1) - input.narrow(dim, 0, length - 1)
+    return input
+
+
+def take_along_dim(input: TensorLike, indices: TensorLike, dim: int | None = None) -> Variable:
+    """input.gather(dim, indices) with input and indices broadcast against each other except along dim; without
+    dim, of the flattened input."""
+    input = _variable(input)
+    indices = indices.data if isinstance(indices, variable_class.Variable) else indices
+    if dim is None:
+        indices = indices.reshape(-1)
+        return input.reshape(-1).gather(0, indices.where(indices >= 0, indices + input.numel()))
+    dim = dim % input.dim()
+    indices = indices.where(indices >= 0, indices + input.shape[dim])   # negative ones count from the end
+    input_shape, index_shape = list(input.shape), list(indices.shape)
+    input_shape[dim] = index_shape[dim] = 1
+    shape = list(torch.broadcast_shapes(input_shape, index_shape))
+    shape_input, shape_index = list(shape), list(shape)
+    shape_input[dim], shape_index[dim] = input.shape[dim], indices.shape[dim]
+    if list(input.shape) != shape_input:
+        input = input.expand(shape_input)
+    return input.gather(dim, indices.expand(shape_index))
+
+
+def trace(input: TensorLike) -> Variable:
+    return ops.Trace.apply(input)
+
+
+def rot90(input: TensorLike, k: int = 1, dims: Sequence[int] = (0, 1)) -> Variable:
+    return ops.Rot90.apply(input, k, dims)
+
+
+def vdot(input: TensorLike, other: TensorLike) -> Variable:
+    return ops.Vdot.apply(input, other)
+
+
+# --- matrix products with an added term ---------------------------------------------------------------------------
+
+def addmm(input: TensorLike, mat1: TensorLike, mat2: TensorLike, *, beta: Number = 1, alpha: Number = 1) -> Variable:
+    return ops.AddmmScaled.apply(input, mat1, mat2, beta, alpha)
+
+
+def addmv(input: TensorLike, mat: TensorLike, vec: TensorLike, *, beta: Number = 1, alpha: Number = 1) -> Variable:
+    return ops.Addmv.apply(input, mat, vec, beta, alpha)
+
+
+def addr(input: TensorLike, vec1: TensorLike, vec2: TensorLike, *, beta: Number = 1, alpha: Number = 1) -> Variable:
+    return ops.Addr.apply(input, vec1, vec2, beta, alpha)
+
+
+def baddbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *, beta: Number = 1,
+            alpha: Number = 1) -> Variable:
+    return ops.Baddbmm.apply(input, batch1, batch2, beta, alpha)
+
+
+def addbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *, beta: Number = 1,
+           alpha: Number = 1) -> Variable:
+    return ops.Addbmm.apply(input, batch1, batch2, beta, alpha)

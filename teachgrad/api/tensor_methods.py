@@ -477,7 +477,9 @@ class TensorMethods:
     def dot(self, other: TensorLike) -> Variable:
         return ops.Dot.apply(self, other)
 
-    def addmm(self, mat1: TensorLike, mat2: TensorLike) -> Variable:
+    def addmm(self, mat1: TensorLike, mat2: TensorLike, *, beta: Number = 1, alpha: Number = 1) -> Variable:
+        if beta != 1 or alpha != 1:   # (scaled: the same node, AddmmBackward0, keeping beta and alpha)
+            return ops.AddmmScaled.apply(self, mat1, mat2, beta, alpha)
         return ops.Addmm.apply(self, mat1, mat2)
 
     # --- shapes ---
@@ -824,6 +826,14 @@ class TensorMethods:
     prod, median, nanmedian, mode, kthvalue = (op_families.prod, op_families.median, op_families.nanmedian,
                                                op_families.mode, op_families.kthvalue)
     cummax, cummin, msort = op_families.cummax, op_families.cummin, op_families.msort
+    ravel, reshape_as, unflatten, broadcast_to = (op_families.ravel, op_families.reshape_as, op_families.unflatten,
+                                                  op_families.broadcast_to)
+    fliplr, flipud, tensor_split, hsplit, vsplit, dsplit = (op_families.fliplr, op_families.flipud,
+                                                            op_families.tensor_split, op_families.hsplit,
+                                                            op_families.vsplit, op_families.dsplit)
+    outer, ger, diff, take_along_dim = op_families.outer, op_families.outer, op_families.diff, op_families.take_along_dim
+    trace, rot90, vdot = op_families.trace, op_families.rot90, op_families.vdot
+    addmv, addr, baddbmm, addbmm = op_families.addmv, op_families.addr, op_families.baddbmm, op_families.addbmm
 
     # --- end of more ops ---
 

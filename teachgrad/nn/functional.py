@@ -816,6 +816,92 @@ def leaky_relu(input: TensorLike, negative_slope: float = 0.01, inplace: bool = 
     return ops.LeakyRelu.apply(input, negative_slope)
 
 
+# --- more activations (teachgrad/ops/activation_more.py), and torch's compositions --------------------------
+
+def hardtanh(input: TensorLike, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Variable:
+    """input clipped to [min_val, max_val]."""
+    _no_inplace("hardtanh", inplace)
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return ops.Hardtanh.apply(input, min_val, max_val)
+
+
+def relu6(input: TensorLike, inplace: bool = False) -> Variable:
+    """min(max(0, x), 6): torch's hardtanh from 0 to 6 (HardtanhBackward0)."""
+    _no_inplace("relu6", inplace)
+    return ops.Hardtanh.apply(input, 0.0, 6.0)
+
+
+def hardshrink(input: TensorLike, lambd: float = 0.5) -> Variable:
+    return ops.Hardshrink.apply(input, lambd)
+
+
+def softshrink(input: TensorLike, lambd: float = 0.5) -> Variable:
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return ops.Softshrink.apply(input, lambd)
+
+
+def threshold(input: TensorLike, threshold: float, value: float, inplace: bool = False) -> Variable:
+    """input where it is > threshold, else value."""
+    _no_inplace("threshold", inplace)
+    return ops.Threshold.apply(input, threshold, value)
+
+
+def hardsigmoid(input: TensorLike, inplace: bool = False) -> Variable:
+    _no_inplace("hardsigmoid", inplace)
+    return ops.Hardsigmoid.apply(input)
+
+
+def hardswish(input: TensorLike, inplace: bool = False) -> Variable:
+    _no_inplace("hardswish", inplace)
+    return ops.Hardswish.apply(input)
+
+
+def glu(input: TensorLike, dim: int = -1) -> Variable:
+    """a * sigmoid(b), a and b the halves of input along dim."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size "
+                           f"{input.shape[dim]}")
+    return ops.Glu.apply(input, dim)
+
+
+def prelu(input: TensorLike, weight: TensorLike) -> Variable:
+    """x for x > 0, weight * x otherwise, one weight per channel (dim 1) or one for all."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+        if input.dim() > 2:
+            weight = _tg._variable(weight).reshape(channels, *([1] * (input.dim() - 2)))
+    elif input.dim() == 0 and weight.dim() > 0:   # a 0-d input keeps its shape
+        weight = _tg._variable(weight).reshape(())
+    return ops.Prelu.apply(input, weight)
+
+
+def softsign(input: TensorLike) -> Variable:
+    """x / (1 + |x|), as torch computes it (DivBackward0)."""
+    input = _tg._variable(input)
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: TensorLike) -> Variable:
+    """x - tanh(x), as torch computes it (SubBackward0)."""
+    input = _tg._variable(input)
+    return input - input.tanh()
+
+
+def softmin(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
+            dtype: torch.dtype | None = None) -> Variable:
+    """softmax of -input, as torch computes it."""
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return torch_signatures.softmax(-_tg._variable(input), dim, dtype=dtype)
+
+
 # --- embedding ----------------------------------------------------------------------------------
 
 def embedding(input: TensorLike, weight: TensorLike, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,

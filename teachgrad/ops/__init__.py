@@ -5,7 +5,7 @@ plain gradients (handed tensors) and records a graph for higher-order ones (hand
 from .arithmetic import Add, AddByNumber, Div, DivByNumber, DivRounding, Mul, MulByNumber, Neg, Reciprocal, Rsub, RsubTensor, Sub, SubByNumber
 from .power import Pow, PowScalarBase, PowTensor
 from .linalg import Addmm, Dot, Mm, Mv, matmul
-from .pointwise import Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, MaskedFillTensor, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where, Xlogy
+from .pointwise import Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, MaskedFillTensor, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where, Xlogy, XlogyScalarOther, XlogyScalarSelf
 from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Norm, NormDim, Sum, SumDim
 from .shape import Alias, Cat, Clone, CopyGrad, Diagonal, Expand, FwPrimal, Index, Permute, ReshapeAlias, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, Stack, T, ToCopy, ToFreshCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem, reshape
 from .writes import Copy, Fill, FillTensor, IndexPut, Zero
@@ -26,3 +26,5 @@ from .pointwise_math import (Acos, Acosh, Addcdiv, Addcmul, Asin, Asinh, Atan, A
                              RemainderScalar, Round, RoundDecimals, Sgn, Sinc, Sinh, Tan, Trunc)
 from .selection import (Amax, Amin, Aminmax, Cummax, Cummin, Kthvalue, Median, MedianDim, Mode, Nanmedian,
                         NanmedianDim, Nansum, Prod, ProdDim, StdMean, VarMean)
+from .products import Addbmm, AddmmScaled, Addmv, Addr, Baddbmm, Rot90, Trace, Vdot
+from .activation_more import Glu, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, Prelu, Softshrink, Threshold

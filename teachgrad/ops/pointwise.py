@@ -2,7 +2,7 @@
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import times, total
+from ..rules.broadcast import number_or_none, times, total
 
 
 class Exp(Function, node="ExpBackward0", saves=("result",)):
@@ -401,28 +401,42 @@ class MaskedFillTensor(MaskedFill, node="MaskedFillBackward1"):
 
 # pack_order: torch packs other before self (its saved inputs by name)
 class Xlogy(Function, node="XlogyBackward0", saves=("self", "other"), pack_order=(1, 0)):
-    """x * log(y), and 0 where x is 0 (even where y is 0 or nan): d/dx = xlogy(x != 0, y), d/dy = x / y."""
+    """x * log(y), and 0 where x is 0 (even where y is 0 or nan): d/dx = log(y) (0 where x == 0 and y <= 0),
+    d/dy = x / y."""
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        ctx.numbers = number_or_none(a), number_or_none(b)   # (the scalar forms: a number on one side)
+        ctx.save_for_backward(*(x if n is None else None for x, n in zip((a, b), ctx.numbers)))
         return torch.xlogy(a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        grad_a = grad * _xlogy((a != 0).to(grad.dtype), b) if ctx.needs_input_grad[0] else None
+        a, b = (n if x is None else x for x, n in zip(ctx.saved_tensors, ctx.numbers))
+        # torch's formula: xlogy(grad, b), 0 where a == 0 and b <= 0 (log b where a == 0 and b > 0)
+        grad_a = _xlogy(grad, b).masked_fill((a == 0) & (b <= 0), 0.0) if ctx.needs_input_grad[0] else None
         grad_b = grad * a / b if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
     @staticmethod
     def jvp(ctx, ta, tb):
+        """torch's formula: xlogy(ta, b), 0 where a == 0 and b <= 0 (so not 0 wherever a is 0, as the gradient),
+        plus tb * a / b."""
         a, b = ctx._primals
-        return total(times(ta, torch.xlogy((a != 0).to(a.dtype), b)), times(tb, a / b))
+        in_a = None if ta is None else torch.xlogy(ta, b).masked_fill((a == 0) & (b <= 0), 0.0)
+        return total(in_a, times(tb, a / b))
+
+
+class XlogyScalarSelf(Xlogy, node="XlogyBackward1"):
+    """xlogy(number, y): torch records another node, with one edge (the number has none)."""
+
+
+class XlogyScalarOther(Xlogy, node="XlogyBackward2"):
+    """xlogy(x, number): likewise."""
 
 
 def _xlogy(a, b):
-    """xlogy for a plain tensor or, under create_graph, a Variable (recorded as Xlogy)."""
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+    """xlogy for a plain tensor or, under create_graph, a Variable (recorded as Xlogy); b may be a number."""
+    if isinstance(a, torch.Tensor) and isinstance(b, (torch.Tensor, int, float)):
         return torch.xlogy(a, b)
-    return Xlogy.apply(a, b)
+    return (XlogyScalarOther if isinstance(b, (int, float)) else Xlogy).apply(a, b)
