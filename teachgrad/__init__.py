@@ -63,6 +63,8 @@ from .features.custom_function import Function
 from .features.once_differentiable import once_differentiable
 from .nn.functional import conv1d, conv2d, dropout_function as dropout, max_pool2d_function as max_pool2d
 from .nn.functional import conv_transpose1d, conv_transpose2d
+from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv3d, conv_transpose3d,
+                            hardshrink, max_pool1d, prelu)
 from .nn.functional import (batch_norm_function as batch_norm, embedding_function as embedding,
                             layer_norm_function as layer_norm)
 from .nn.rnn import gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell  # torch.lstm, ...

@@ -152,3 +152,33 @@ def test_glu_and_prelu_match_torch():
     assert_twins(lambda lib, x, w: lib.nn.functional.prelu(x, w), 1.5, [0.25])
     same(lambda lib: lib.nn.functional.glu(lib.ones(2, 3), 1))
     same(lambda lib: lib.nn.functional.prelu(lib.ones(2, 3), lib.ones(2)))
+
+
+IMAGE = [[[[1.0, -2.0, 0.5, 3.0], [0.0, 4.0, -1.0, 2.0], [2.5, -0.5, 1.5, -3.0]]]]   # (1, 1, 3, 4)
+LAYERS = [
+    ("pad_reflect", lambda F, x: F.pad(x[0], (2, 1), mode="reflect")),
+    ("pad_replicate_2d", lambda F, x: F.pad(x, (1, 2, 2, 0), mode="replicate")),
+    ("pad_replicate_negative", lambda F, x: F.pad(x, (-1, 2, 1, -1), mode="replicate")),
+    ("avg_pool1d", lambda F, x: F.avg_pool1d(x[0], 2, 1, 1)), ("max_pool1d", lambda F, x: F.max_pool1d(x[0], 2)),
+    ("adaptive_avg_pool2d", lambda F, x: F.adaptive_avg_pool2d(x, (2, 3))),
+    ("adaptive_avg_pool2d_one", lambda F, x: F.adaptive_avg_pool2d(x, 1)),
+    ("adaptive_avg_pool1d", lambda F, x: F.adaptive_avg_pool1d(x[0], 3)),
+    ("adaptive_max_pool2d", lambda F, x: F.adaptive_max_pool2d(x, (2, None))),
+    ("adaptive_max_pool1d", lambda F, x: F.adaptive_max_pool1d(x[0], 2)),
+    ("lp_pool2d", lambda F, x: F.lp_pool2d(x.abs() + 1, 2, 2)), ("lp_pool1d", lambda F, x: F.lp_pool1d(x[0] * x[0], 3, 2)),
+    ("conv3d", lambda F, x: F.conv3d(x.unsqueeze(0), x[:, :, :2, :2].unsqueeze(0))),
+    ("conv_transpose3d", lambda F, x: F.conv_transpose3d(x.unsqueeze(0), x[:, :, :2, :2].unsqueeze(0))),
+]
+
+
+@pytest.mark.parametrize("name, fn", LAYERS, ids=[case[0] for case in LAYERS])
+def test_padding_and_pooling_match_torch(name, fn):
+    second = not name.startswith("conv")   # (teachgrad has no second derivative of convolution)
+    assert_twins(lambda lib, x: fn(lib.nn.functional, x), IMAGE, second=second)
+
+
+def test_padding_refusals():
+    same(lambda lib: lib.nn.functional.pad(lib.ones(2, 3), (1, 1), mode="reflect", value=2.0))
+    same(lambda lib: lib.nn.functional.pad(lib.ones(1, 1, 3, 4), (1, 1), mode="reflect"))
+    with pytest.raises(NotImplementedError, match="teachgrad's pad has modes"):
+        tg.nn.functional.pad(tg.ones(1, 2, 3, requires_grad=True), (1, 1), mode="circular")

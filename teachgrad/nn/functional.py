@@ -667,6 +667,12 @@ def _convolution_transpose(name, n, input, weight, bias, stride, padding, output
     return ops.ConvolutionTranspose.apply(input, weight, bias, *args)
 
 
+def conv3d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1, padding: Ints | str = 0,
+           dilation: Ints = 1, groups: int = 1) -> Variable:
+    """3-D convolution of (N, C_in, D, H, W) input with (C_out, C_in/groups, kD, kH, kW) weight."""
+    return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def conv_transpose1d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1,
                      padding: Ints = 0, output_padding: Ints = 0, groups: int = 1, dilation: Ints = 1) -> Variable:
     """1-D transposed convolution of (N, C_in, L) input with (C_in, C_out/groups, k) weight: the gradient of conv1d
@@ -682,11 +688,34 @@ def conv_transpose2d(input: TensorLike, weight: TensorLike, bias: TensorLike | N
                                   dilation)
 
 
+def conv_transpose3d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1,
+                     padding: Ints = 0, output_padding: Ints = 0, groups: int = 1, dilation: Ints = 1) -> Variable:
+    """3-D transposed convolution of (N, C_in, D, H, W) input with (C_in, C_out/groups, kD, kH, kW) weight."""
+    return _convolution_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+                                  dilation)
+
+
 def pad(input: TensorLike, pad: Sequence[int], mode: str = "constant", value: Optional[float] = None) -> Variable:
     """input padded with `value` (0 by default): pad gives (left, right) amounts, last dim first."""
+    if mode in ("reflect", "replicate"):   # torch's kernels (teachgrad/ops/padding_pooling.py)
+        if value is not None and value != 0:
+            raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+        n = len(pad) // 2
+        if len(pad) % 2 or (mode, n) not in ops.PADS:
+            raise NotImplementedError(f"teachgrad's pad in mode '{mode}' pads the last 1 to 3 dimensions (a pad of "
+                                      f"2, 4 or 6 numbers), not {len(pad)} numbers")
+        if input.dim() not in (n + 1, n + 2):   # torch's message
+            raise NotImplementedError(
+                f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+                "Supported combinations for non-constant padding:\n"
+                "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+        return ops.PADS[mode, n].apply(input, list(pad))
     if mode != "constant":
-        if mode in ("reflect", "replicate", "circular"):
-            raise NotImplementedError(f"teachgrad's pad has mode='constant' only (not '{mode}')")
+        if mode == "circular":
+            raise NotImplementedError(f"teachgrad's pad has modes 'constant', 'reflect' and 'replicate' (not "
+                                      f"'{mode}')")
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if len(pad) % 2:   # (torch's pad checks these itself, with its own words, before constant_pad_nd would)
         raise RuntimeError("Padding length must be divisible by 2")
@@ -714,6 +743,93 @@ def avg_pool2d(input: TensorLike, kernel_size: Ints, stride: Ints | None = None,
     stride = kernel_size if stride is None or stride == [] or stride == () else _tuple(2, stride)
     return ops.AvgPool2d.apply(input, kernel_size, stride, _tuple(2, padding), ceil_mode, count_include_pad,
                                divisor_override)
+
+
+def max_pool2d_with_indices(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0,
+                            dilation: Ints = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> tuple[Variable, Variable]:
+    """max_pool2d's values and where each was (what torch's MaxPool2d module calls)."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def _one_dim_as_two(pool, input, *args):
+    """A 1-d pool as torch computes it: a height of 1 added (unsqueeze), the 2-d pool, the height taken away
+    again (SqueezeBackward1)."""
+    out = pool(ops.Unsqueeze.apply(input, -2), *args)
+    if isinstance(out, tuple):
+        return tuple(ops.SqueezeDim.apply(o, -2) for o in out)
+    return ops.SqueezeDim.apply(out, -2)
+
+
+def avg_pool1d(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Variable:
+    """The mean of each kernel_size window along the last dim."""
+    kernel = _tuple(1, kernel_size)[0]
+    step = kernel if stride is None or stride == [] or stride == () else _tuple(1, stride)[0]
+    return _one_dim_as_two(avg_pool2d, input, (1, kernel), (1, step), (0, _tuple(1, padding)[0]), ceil_mode,
+                           count_include_pad)
+
+
+def max_pool1d(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0, dilation: Ints = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Variable | tuple[Variable, Variable]:
+    """The largest element of each kernel_size window along the last dim."""
+    kernel = _tuple(1, kernel_size)[0]
+    step = kernel if stride is None or stride == [] or stride == () else _tuple(1, stride)[0]
+    return _one_dim_as_two(max_pool2d, input, (1, kernel), (1, step), (0, _tuple(1, padding)[0]),
+                           (1, _tuple(1, dilation)[0]), ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0,
+                            dilation: Ints = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> tuple[Variable, Variable]:
+    """max_pool1d's values and where each was (what torch's MaxPool1d module calls)."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def _output_size(output_size, input):
+    """adaptive pooling's output_size: an int for both dims, None keeping the input's size."""
+    sizes = _tuple(2, output_size)
+    return [input.shape[-2 + i] if s is None else s for i, s in enumerate(sizes)]
+
+
+def adaptive_avg_pool2d(input: TensorLike, output_size: Ints) -> Variable:
+    """The mean of each of output_size windows; for (1, 1), as torch, the mean of the last two dims."""
+    size = _output_size(output_size, input)
+    if size == [1, 1]:
+        return ops.MeanDim.apply(input, (-1, -2), True)
+    return ops.AdaptiveAvgPool2d.apply(input, size)
+
+
+def adaptive_avg_pool1d(input: TensorLike, output_size: Ints) -> Variable:
+    return _one_dim_as_two(lambda x: ops.AdaptiveAvgPool2d.apply(x, [1, _tuple(1, output_size)[0]]), input)
+
+
+def adaptive_max_pool2d(input: TensorLike, output_size: Ints,
+                        return_indices: bool = False) -> Variable | tuple[Variable, Variable]:
+    out, indices = ops.AdaptiveMaxPool2d.apply(input, _output_size(output_size, input))
+    return (out, indices) if return_indices else out
+
+
+def adaptive_max_pool1d(input: TensorLike, output_size: Ints,
+                        return_indices: bool = False) -> Variable | tuple[Variable, Variable]:
+    out, indices = _one_dim_as_two(lambda x: ops.AdaptiveMaxPool2d.apply(x, [1, _tuple(1, output_size)[0]]), input)
+    return (out, indices) if return_indices else out
+
+
+def lp_pool2d(input: TensorLike, norm_type: float, kernel_size: Ints, stride: Ints | None = None,
+              ceil_mode: bool = False) -> Variable:
+    """(the sum of x ** p over each window) ** (1/p), as torch computes it: p-th powers, avg_pool2d, sign * relu(|.|)
+    times the window's size, ** (1/p)."""
+    kh, kw = _tuple(2, kernel_size)
+    out = avg_pool2d(_tg._variable(input).pow(norm_type), (kh, kw), stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kh * kw).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: TensorLike, norm_type: float, kernel_size: int, stride: Ints | None = None,
+              ceil_mode: bool = False) -> Variable:
+    """lp_pool2d along the last dim only."""
+    out = avg_pool1d(_tg._variable(input).pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kernel_size).pow(1.0 / norm_type)
 
 
 # --- normalization ------------------------------------------------------------------------------
@@ -900,6 +1016,10 @@ def softmin(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
     if dim is None:
         dim = 0 if input.dim() in (0, 1, 3) else 1
     return torch_signatures.softmax(-_tg._variable(input), dim, dtype=dtype)
+
+
+log_sigmoid = logsigmoid   # the name torch's LogSigmoid module calls (torch._C._nn.log_sigmoid)
+_threshold = threshold     # the name torch's Threshold module calls
 
 
 # --- embedding ----------------------------------------------------------------------------------

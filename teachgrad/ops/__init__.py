@@ -28,3 +28,5 @@ from .selection import (Amax, Amin, Aminmax, Cummax, Cummin, Kthvalue, Median, M
                         NanmedianDim, Nansum, Prod, ProdDim, StdMean, VarMean)
 from .products import Addbmm, AddmmScaled, Addmv, Addr, Baddbmm, Rot90, Trace, Vdot
 from .activation_more import Glu, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, Prelu, Softshrink, Threshold
+from .padding_pooling import (PADS, AdaptiveAvgPool2d, AdaptiveMaxPool2d, ReflectionPad1d, ReflectionPad2d,
+                              ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d)
