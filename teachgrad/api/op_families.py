@@ -236,8 +236,13 @@ def float_power(input: Operand, exponent: Operand) -> Variable:
 
 
 def true_divide(input: Operand, other: Operand) -> Variable:
-    """torch's alias of div."""
-    return input.div(other) if isinstance(input, variable_class.Variable) else other.__rtruediv__(input)
+    """torch's alias of div (of two numbers, a 0-d tensor, as torch's)."""
+    if not isinstance(input, (variable_class.Variable, torch.Tensor)) and \
+            not isinstance(other, (variable_class.Variable, torch.Tensor)):
+        return variable_class.Variable._make(torch.true_divide(input, other))
+    if isinstance(input, (variable_class.Variable, torch.Tensor)):
+        return _variable(input).div(other)
+    return ops.Div.apply(input, _variable(other))   # a number divided by a tensor: DivBackward0, as torch
 
 
 def rsub(input: TensorLike, other: Operand, alpha: Number = 1) -> Variable:

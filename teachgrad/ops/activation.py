@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from ..core.function import Function
+from ..rules import variable_class
 
 
 class _Elementwise(Function, saves=("self",)):
@@ -106,11 +107,23 @@ def elu_derivative(x, alpha, scale, input_scale):
     return negative.where(x <= 0, float(scale))
 
 
+def elu_derivative_at_nan_as_torch(x, alpha, scale, input_scale):
+    """elu_derivative, except at nan elements: there what torch's elu_backward kernel gives (nan or scale: its
+    vectorized and its scalar loops differ)."""
+    slope = elu_derivative(x, alpha, scale, input_scale)
+    data = x.data if isinstance(x, variable_class.Variable) else x
+    nan = data.isnan()
+    if not bool(nan.any()):
+        return slope
+    kernel = torch.ops.aten.elu_backward(torch.ones_like(data), alpha, scale, input_scale, False, data)
+    return slope.where(~nan, kernel)
+
+
 class Elu(_Elementwise, node="EluBackward0"):
     """elu(a) = a for a > 0, alpha (exp(a) - 1) otherwise (scale and input_scale as torch's selu/celu use them)."""
 
     function = staticmethod(lambda a, alpha, scale, input_scale: torch.ops.aten.elu(a, alpha, scale, input_scale))
-    derivative = staticmethod(elu_derivative)
+    derivative = staticmethod(elu_derivative_at_nan_as_torch)
     kernel = staticmethod(lambda grad, a, alpha, scale, input_scale:
                           torch.ops.aten.elu_backward(grad, alpha, scale, input_scale, False, a))
 

@@ -320,11 +320,23 @@ class _Binary(Function):
                      times(tb, None if tb is None else cls.d_b(a, b, result)))
 
 
+def _atan2_scale(a, b):
+    """1 / (a² + b²), and 0 where that is inf (at the origin, where torch's derivative is 0)."""
+    scale = 1 / (a * a + b * b)
+    return scale.masked_fill(scale == math.inf, 0.0)
+
+
 class Atan2(_Binary, node="Atan2Backward0"):
-    """atan2(a, b), the angle of the point (b, a): d/da = b / (a² + b²), d/db = -a / (a² + b²)."""
+    """atan2(a, b), the angle of the point (b, a): d/da = b / (a² + b²), d/db = -a / (a² + b²) (0 at the origin)."""
     function = staticmethod(torch.atan2)
-    d_a = staticmethod(lambda a, b, result: b / (a * a + b * b))
-    d_b = staticmethod(lambda a, b, result: -a / (a * a + b * b))
+    d_a = staticmethod(lambda a, b, result: b * _atan2_scale(a, b))
+    d_b = staticmethod(lambda a, b, result: -a * _atan2_scale(a, b))
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """torch's formula: (b a' - a b') / (a² + b²), nan at the origin (unlike the gradient)."""
+        a, b = ctx._primals
+        return total(times(ta, b), times(tb, -a)) / (a * a + b * b)
 
 
 class Hypot(_Binary, node="HypotBackward0"):
@@ -378,12 +390,29 @@ class Fmax(_Binary, node="FmaxBackward0"):
     d_a = staticmethod(lambda a, b, result: ((a >= b) | b.isnan()).to(result.dtype))
     d_b = staticmethod(lambda a, b, result: ((a >= b) | b.isnan()).logical_not().to(result.dtype))
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx._primals
+        return _fmax_fmin_tangent(ta, tb, (a > b) | b.isnan())
+
+
+def _fmax_fmin_tangent(ta, tb, picks_a):
+    """torch's tangent: b's, plus (a's - b's) where a is picked (strictly, or b is nan)."""
+    ta = 0.0 if ta is None else ta
+    tb = 0.0 if tb is None else tb
+    return torch.where(picks_a, ta - tb, 0.0) + tb
+
 
 class Fmin(_Binary, node="FminBackward0"):
     """The smaller of a and b, ignoring nan: the gradient goes to the one picked (a where a <= b or b is nan)."""
     function = staticmethod(torch.fmin)
     d_a = staticmethod(lambda a, b, result: ((a <= b) | b.isnan()).to(result.dtype))
     d_b = staticmethod(lambda a, b, result: ((a <= b) | b.isnan()).logical_not().to(result.dtype))
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx._primals
+        return _fmax_fmin_tangent(ta, tb, (a <= b) | b.isnan())
 
 
 class Copysign(_Binary, node="CopysignBackward0"):
@@ -477,5 +506,7 @@ class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2")):
 
     @staticmethod
     def jvp(ctx, ta, t1t, t2t, _value):
+        """value * (t1' / t2 - t1 t2' / t2²), grouped as torch's formula (so its rounding)."""
         _, t1, t2, value = ctx._primals
-        return total(ta, times(t1t, value / t2), times(t2t, -value * t1 / (t2 * t2)))
+        inner = total(None if t1t is None else t1t / t2, None if t2t is None else -(t1 * t2t / (t2 * t2)))
+        return total(ta, None if inner is None else inner * value)
