@@ -41,7 +41,22 @@ from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, erf, expm1, fli
                                    log10, log1p, log2, log_softmax, logcumsumexp, logsumexp, masked_select, meshgrid,
                                    movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, softmax, sort, std,
                                    tile, topk, tril, triu, var)
-from .api.torch_signatures import baddbmm   # (nn.MultiheadAttention's scores)
+# more ops, by family (teachgrad/api/op_families.py)
+from .api.op_families import (acos, acosh, addcdiv, addcmul, asin, asinh, atan, atan2, atanh, ceil, clamp_max,
+                              clamp_min, copysign, cosh, deg2rad, digamma, erfc, erfinv, exp2, float_power, floor,
+                              fmax, fmin, fmod, frac, hypot, ldexp, lerp, lgamma, logaddexp, logaddexp2, logit,
+                              nan_to_num, polygamma, positive, rad2deg, reciprocal, remainder, round, rsub, sgn, sign,
+                              sinc, sinh, tan, trunc, true_divide, xlogy)
+from .api.op_families import (acos as arccos, acosh as arccosh, asin as arcsin, asinh as arcsinh, atan as arctan,
+                              atan2 as arctan2, atanh as arctanh, trunc as fix)
+from .api.op_families import (amax, amin, aminmax, cummax, cummin, kthvalue, median, mode, msort, nanmean,
+                              nanmedian, nansum, prod, std_mean, var_mean)
+from .api.op_families import (addbmm, addmm, addmv, addr, atleast_1d, atleast_2d, atleast_3d, baddbmm,
+                              broadcast_tensors, broadcast_to, clone, column_stack, diagonal, diff, dsplit, dstack,
+                              fliplr, flipud, hsplit, hstack, mv, narrow, outer, permute, ravel, reshape_as, rot90,
+                              select, split_with_sizes, take_along_dim, tensor_split, trace, unbind, vdot,
+                              vsplit, vstack)
+from .api.op_families import outer as ger
 from .api.torch_functions import unflatten
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
@@ -49,6 +64,8 @@ from .features.custom_function import Function
 from .features.once_differentiable import once_differentiable
 from .nn.functional import conv1d, conv2d, dropout_function as dropout, max_pool2d_function as max_pool2d
 from .nn.functional import conv_transpose1d, conv_transpose2d, ctc_loss_function as ctc_loss
+from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv3d, conv_transpose3d,
+                            hardshrink, max_pool1d, prelu)
 from .nn.functional import (batch_norm_function as batch_norm, embedding_function as embedding,
                             layer_norm_function as layer_norm)
 from .nn.rnn import gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell  # torch.lstm, ...

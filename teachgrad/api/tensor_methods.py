@@ -18,7 +18,7 @@ import torch
 from .. import ops
 from ..rules import tangents, variable_class
 from ..rules.in_place import write_in_place
-from . import interop, torch_signatures
+from . import interop, op_families, torch_signatures
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
     import builtins   # for `builtins.bool` below `def bool`, where `bool` names that method (torch's stubs say `_bool`)
@@ -207,9 +207,11 @@ class TensorMethods:
         return ops.Sub.apply(self, other) if _is_operand(other) else NotImplemented
 
     def __rsub__(self, other: Operand) -> Variable:
+        if not isinstance(self, variable_class.Variable):   # Tensor.__rsub__(2.0, x), called unbound: as torch's
+            return NotImplemented
         if isinstance(other, numbers.Number):
             return ops.Rsub.apply(self, other)
-        return ops.Sub.apply(other, self) if _is_operand(other) else NotImplemented
+        return ops.RsubTensor.apply(self, other) if _is_operand(other) else NotImplemented
 
     def __mul__(self, other: Operand) -> Variable:
         return ops.Mul.apply(self, other) if _is_operand(other) else NotImplemented
@@ -231,6 +233,8 @@ class TensorMethods:
     def __rpow__(self, base: Operand) -> Variable:
         if isinstance(base, numbers.Number):
             return ops.PowScalarBase.apply(base, self)
+        if isinstance(self, numbers.Number) and isinstance(base, variable_class.Variable):
+            return ops.Pow.apply(base, self)   # Tensor.__rpow__(2.0, x), called unbound, is torch.pow(x, 2.0)
         return ops.PowTensor.apply(base, self) if _is_operand(base) else NotImplemented
 
     def __matmul__(self, other: TensorLike) -> Variable:
@@ -393,6 +397,9 @@ class TensorMethods:
 
     def norm(self, p: Number | str = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Variable:
         """The vector norm (2 by default) of all elements, or along `dim`."""
+        if p == "nuc":
+            raise NotImplementedError("teachgrad's norm does not compute the nuclear norm (p='nuc', the sum of the "
+                                      "singular values): it has no singular value decomposition")
         return ops.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
 
     def maximum(self, other: TensorLike) -> Variable:
@@ -469,7 +476,9 @@ class TensorMethods:
     def dot(self, other: TensorLike) -> Variable:
         return ops.Dot.apply(self, other)
 
-    def addmm(self, mat1: TensorLike, mat2: TensorLike) -> Variable:
+    def addmm(self, mat1: TensorLike, mat2: TensorLike, *, beta: Number = 1, alpha: Number = 1) -> Variable:
+        if beta != 1 or alpha != 1:   # (scaled: the same node, AddmmBackward0, keeping beta and alpha)
+            return ops.AddmmScaled.apply(self, mat1, mat2, beta, alpha)
         return ops.Addmm.apply(self, mat1, mat2)
 
     def baddbmm(self, batch1: TensorLike, batch2: TensorLike, *, beta: Number = 1, alpha: Number = 1) -> Variable:
@@ -507,8 +516,11 @@ class TensorMethods:
         """dim split into `sizes` (one may be -1): a view, as torch records it (ViewBackward0)."""
         return ops.View.apply(self, self.data.unflatten(dim, sizes).shape)   # (torch's checks and messages)
 
-    def contiguous(self) -> Variable:
-        return self if self.data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
+    def contiguous(self, memory_format: torch.memory_format = torch.contiguous_format) -> Variable:
+        """self where already contiguous in `memory_format`, else a copy that is (CloneBackward0)."""
+        if memory_format is torch.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+        return self if self.data.is_contiguous(memory_format=memory_format) else ops.Clone.apply(self, memory_format)
 
     def clone(self, memory_format: torch.memory_format = torch.preserve_format) -> Variable:
         return ops.Clone.apply(self, memory_format)
@@ -795,6 +807,41 @@ class TensorMethods:
     movedim = torch_signatures.movedim
 
     # --- end of the ops with torch's signatures ---
+
+    # --- more ops, by family (the functions live in teachgrad/api/op_families.py) ---
+
+    tan, asin, acos, atan = op_families.tan, op_families.asin, op_families.acos, op_families.atan
+    sinh, cosh, asinh, acosh, atanh = (op_families.sinh, op_families.cosh, op_families.asinh, op_families.acosh,
+                                       op_families.atanh)
+    arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh   # torch's aliases
+    deg2rad, rad2deg, sinc, exp2 = op_families.deg2rad, op_families.rad2deg, op_families.sinc, op_families.exp2
+    erfc, erfinv, lgamma, digamma = op_families.erfc, op_families.erfinv, op_families.lgamma, op_families.digamma
+    polygamma = op_families._polygamma_method
+    logit, nan_to_num, frac = op_families.logit, op_families.nan_to_num, op_families.frac
+    ceil, floor, trunc, fix, round = (op_families.ceil, op_families.floor, op_families.trunc, op_families.trunc,
+                                      op_families.round)
+    sgn, positive = op_families.sgn, op_families.positive
+    atan2, arctan2, hypot = op_families.atan2, op_families.atan2, op_families.hypot
+    logaddexp, logaddexp2 = op_families.logaddexp, op_families.logaddexp2
+    fmod, remainder, fmax, fmin = op_families.fmod, op_families.remainder, op_families.fmax, op_families.fmin
+    copysign, ldexp, xlogy, lerp = op_families.copysign, op_families.ldexp, op_families.xlogy, op_families.lerp
+    addcmul, addcdiv, float_power = op_families.addcmul, op_families.addcdiv, op_families.float_power
+    true_divide = op_families.true_divide
+    amax, amin, aminmax, nansum, nanmean = (op_families.amax, op_families.amin, op_families.aminmax,
+                                            op_families.nansum, op_families.nanmean)
+    prod, median, nanmedian, mode, kthvalue = (op_families.prod, op_families.median, op_families.nanmedian,
+                                               op_families.mode, op_families.kthvalue)
+    cummax, cummin, msort = op_families.cummax, op_families.cummin, op_families.msort
+    ravel, reshape_as, unflatten, broadcast_to = (op_families.ravel, op_families.reshape_as, op_families.unflatten,
+                                                  op_families.broadcast_to)
+    fliplr, flipud, tensor_split, hsplit, vsplit, dsplit = (op_families.fliplr, op_families.flipud,
+                                                            op_families.tensor_split, op_families.hsplit,
+                                                            op_families.vsplit, op_families.dsplit)
+    outer, ger, diff, take_along_dim = op_families.outer, op_families.outer, op_families.diff, op_families.take_along_dim
+    trace, rot90, vdot = op_families.trace, op_families.rot90, op_families.vdot
+    addmv, addr, baddbmm, addbmm = op_families.addmv, op_families.addr, op_families.baddbmm, op_families.addbmm
+
+    # --- end of more ops ---
 
 
 def _rebuild_variable(data, requires_grad, name=None):

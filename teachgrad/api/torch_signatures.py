@@ -316,12 +316,6 @@ def bmm(input: TensorLike, mat2: TensorLike) -> Variable:
     return ops.Bmm.apply(input, mat2)
 
 
-def baddbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *, beta: Number = 1,
-            alpha: Number = 1) -> Variable:
-    """beta · input + alpha · (batch1 @ batch2), batched over dim 0 (what nn.MultiheadAttention scores with)."""
-    return ops.Baddbmm.apply(input, batch1, batch2, beta, alpha)
-
-
 def movedim(input: TensorLike, source: int, destination: int) -> Variable:
     """input with dimension `source` moved to `destination`."""
     if not (isinstance(source, int) and isinstance(destination, int)):

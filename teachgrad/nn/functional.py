@@ -669,6 +669,12 @@ def _convolution_transpose(name, n, input, weight, bias, stride, padding, output
     return ops.ConvolutionTranspose.apply(input, weight, bias, *args)
 
 
+def conv3d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1, padding: Ints | str = 0,
+           dilation: Ints = 1, groups: int = 1) -> Variable:
+    """3-D convolution of (N, C_in, D, H, W) input with (C_out, C_in/groups, kD, kH, kW) weight."""
+    return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def conv_transpose1d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1,
                      padding: Ints = 0, output_padding: Ints = 0, groups: int = 1, dilation: Ints = 1) -> Variable:
     """1-D transposed convolution of (N, C_in, L) input with (C_in, C_out/groups, k) weight: the gradient of conv1d
@@ -684,11 +690,34 @@ def conv_transpose2d(input: TensorLike, weight: TensorLike, bias: TensorLike | N
                                   dilation)
 
 
+def conv_transpose3d(input: TensorLike, weight: TensorLike, bias: TensorLike | None = None, stride: Ints = 1,
+                     padding: Ints = 0, output_padding: Ints = 0, groups: int = 1, dilation: Ints = 1) -> Variable:
+    """3-D transposed convolution of (N, C_in, D, H, W) input with (C_in, C_out/groups, kD, kH, kW) weight."""
+    return _convolution_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+                                  dilation)
+
+
 def pad(input: TensorLike, pad: Sequence[int], mode: str = "constant", value: Optional[float] = None) -> Variable:
     """input padded with `value` (0 by default): pad gives (left, right) amounts, last dim first."""
+    if mode in ("reflect", "replicate"):   # torch's kernels (teachgrad/ops/padding_pooling.py)
+        if value is not None and value != 0:
+            raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+        n = len(pad) // 2
+        if len(pad) % 2 or (mode, n) not in ops.PADS:
+            raise NotImplementedError(f"teachgrad's pad in mode '{mode}' pads the last 1 to 3 dimensions (a pad of "
+                                      f"2, 4 or 6 numbers), not {len(pad)} numbers")
+        if input.dim() not in (n + 1, n + 2):   # torch's message
+            raise NotImplementedError(
+                f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+                "Supported combinations for non-constant padding:\n"
+                "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+        return ops.PADS[mode, n].apply(input, list(pad))
     if mode != "constant":
-        if mode in ("reflect", "replicate", "circular"):
-            raise NotImplementedError(f"teachgrad's pad has mode='constant' only (not '{mode}')")
+        if mode == "circular":
+            raise NotImplementedError(f"teachgrad's pad has modes 'constant', 'reflect' and 'replicate' (not "
+                                      f"'{mode}')")
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if len(pad) % 2:   # (torch's pad checks these itself, with its own words, before constant_pad_nd would)
         raise RuntimeError("Padding length must be divisible by 2")
@@ -718,6 +747,93 @@ def avg_pool2d(input: TensorLike, kernel_size: Ints, stride: Ints | None = None,
                                divisor_override)
 
 
+def max_pool2d_with_indices(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0,
+                            dilation: Ints = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> tuple[Variable, Variable]:
+    """max_pool2d's values and where each was (what torch's MaxPool2d module calls)."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def _one_dim_as_two(pool, input, *args):
+    """A 1-d pool as torch computes it: a height of 1 added (unsqueeze), the 2-d pool, the height taken away
+    again (SqueezeBackward1)."""
+    out = pool(ops.Unsqueeze.apply(input, -2), *args)
+    if isinstance(out, tuple):
+        return tuple(ops.SqueezeDim.apply(o, -2) for o in out)
+    return ops.SqueezeDim.apply(out, -2)
+
+
+def avg_pool1d(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Variable:
+    """The mean of each kernel_size window along the last dim."""
+    kernel = _tuple(1, kernel_size)[0]
+    step = kernel if stride is None or stride == [] or stride == () else _tuple(1, stride)[0]
+    return _one_dim_as_two(avg_pool2d, input, (1, kernel), (1, step), (0, _tuple(1, padding)[0]), ceil_mode,
+                           count_include_pad)
+
+
+def max_pool1d(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0, dilation: Ints = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Variable | tuple[Variable, Variable]:
+    """The largest element of each kernel_size window along the last dim."""
+    kernel = _tuple(1, kernel_size)[0]
+    step = kernel if stride is None or stride == [] or stride == () else _tuple(1, stride)[0]
+    return _one_dim_as_two(max_pool2d, input, (1, kernel), (1, step), (0, _tuple(1, padding)[0]),
+                           (1, _tuple(1, dilation)[0]), ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0,
+                            dilation: Ints = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> tuple[Variable, Variable]:
+    """max_pool1d's values and where each was (what torch's MaxPool1d module calls)."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def _output_size(output_size, input):
+    """adaptive pooling's output_size: an int for both dims, None keeping the input's size."""
+    sizes = _tuple(2, output_size)
+    return [input.shape[-2 + i] if s is None else s for i, s in enumerate(sizes)]
+
+
+def adaptive_avg_pool2d(input: TensorLike, output_size: Ints) -> Variable:
+    """The mean of each of output_size windows; for (1, 1), as torch, the mean of the last two dims."""
+    size = _output_size(output_size, input)
+    if size == [1, 1]:
+        return ops.MeanDim.apply(input, (-1, -2), True)
+    return ops.AdaptiveAvgPool2d.apply(input, size)
+
+
+def adaptive_avg_pool1d(input: TensorLike, output_size: Ints) -> Variable:
+    return _one_dim_as_two(lambda x: ops.AdaptiveAvgPool2d.apply(x, [1, _tuple(1, output_size)[0]]), input)
+
+
+def adaptive_max_pool2d(input: TensorLike, output_size: Ints,
+                        return_indices: bool = False) -> Variable | tuple[Variable, Variable]:
+    out, indices = ops.AdaptiveMaxPool2d.apply(input, _output_size(output_size, input))
+    return (out, indices) if return_indices else out
+
+
+def adaptive_max_pool1d(input: TensorLike, output_size: Ints,
+                        return_indices: bool = False) -> Variable | tuple[Variable, Variable]:
+    out, indices = _one_dim_as_two(lambda x: ops.AdaptiveMaxPool2d.apply(x, [1, _tuple(1, output_size)[0]]), input)
+    return (out, indices) if return_indices else out
+
+
+def lp_pool2d(input: TensorLike, norm_type: float, kernel_size: Ints, stride: Ints | None = None,
+              ceil_mode: bool = False) -> Variable:
+    """(the sum of x ** p over each window) ** (1/p), as torch computes it: p-th powers, avg_pool2d, sign * relu(|.|)
+    times the window's size, ** (1/p)."""
+    kh, kw = _tuple(2, kernel_size)
+    out = avg_pool2d(_tg._variable(input).pow(norm_type), (kh, kw), stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kh * kw).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: TensorLike, norm_type: float, kernel_size: int, stride: Ints | None = None,
+              ceil_mode: bool = False) -> Variable:
+    """lp_pool2d along the last dim only."""
+    out = avg_pool1d(_tg._variable(input).pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kernel_size).pow(1.0 / norm_type)
+
+
 # --- normalization ------------------------------------------------------------------------------
 
 def layer_norm(input: TensorLike, normalized_shape: Ints, weight: TensorLike | None = None, bias: TensorLike | None = None,
@@ -742,6 +858,8 @@ def batch_norm(input: TensorLike, running_mean: torch.Tensor | None, running_var
         for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
             if stat is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
+    if input.numel() == 0:
+        return _batch_norm_of_nothing(input, weight, bias)
     return ops.NativeBatchNorm.apply(input, weight, bias, _plain(running_mean), _plain(running_var), training,
                                      momentum, eps)
 
@@ -817,6 +935,96 @@ def leaky_relu(input: TensorLike, negative_slope: float = 0.01, inplace: bool = 
     return ops.LeakyRelu.apply(input, negative_slope)
 
 
+# --- more activations (teachgrad/ops/activation_more.py), and torch's compositions --------------------------
+
+def hardtanh(input: TensorLike, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Variable:
+    """input clipped to [min_val, max_val]."""
+    _no_inplace("hardtanh", inplace)
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return ops.Hardtanh.apply(input, min_val, max_val)
+
+
+def relu6(input: TensorLike, inplace: bool = False) -> Variable:
+    """min(max(0, x), 6): torch's hardtanh from 0 to 6 (HardtanhBackward0)."""
+    _no_inplace("relu6", inplace)
+    return ops.Hardtanh.apply(input, 0.0, 6.0)
+
+
+def hardshrink(input: TensorLike, lambd: float = 0.5) -> Variable:
+    return ops.Hardshrink.apply(input, lambd)
+
+
+def softshrink(input: TensorLike, lambd: float = 0.5) -> Variable:
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return ops.Softshrink.apply(input, lambd)
+
+
+def threshold(input: TensorLike, threshold: float, value: float, inplace: bool = False) -> Variable:
+    """input where it is > threshold, else value."""
+    _no_inplace("threshold", inplace)
+    return ops.Threshold.apply(input, threshold, value)
+
+
+def hardsigmoid(input: TensorLike, inplace: bool = False) -> Variable:
+    _no_inplace("hardsigmoid", inplace)
+    return ops.Hardsigmoid.apply(input)
+
+
+def hardswish(input: TensorLike, inplace: bool = False) -> Variable:
+    _no_inplace("hardswish", inplace)
+    return ops.Hardswish.apply(input)
+
+
+def glu(input: TensorLike, dim: int = -1) -> Variable:
+    """a * sigmoid(b), a and b the halves of input along dim."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size "
+                           f"{input.shape[dim]}")
+    return ops.Glu.apply(input, dim)
+
+
+def prelu(input: TensorLike, weight: TensorLike) -> Variable:
+    """x for x > 0, weight * x otherwise, one weight per channel (dim 1) or one for all."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+        if input.dim() > 2:
+            weight = _tg._variable(weight).reshape(channels, *([1] * (input.dim() - 2)))
+    elif input.dim() == 0 and weight.dim() > 0:   # a 0-d input keeps its shape
+        weight = _tg._variable(weight).reshape(())
+    return ops.Prelu.apply(input, weight)
+
+
+def softsign(input: TensorLike) -> Variable:
+    """x / (1 + |x|), as torch computes it (DivBackward0)."""
+    input = _tg._variable(input)
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: TensorLike) -> Variable:
+    """x - tanh(x), as torch computes it (SubBackward0)."""
+    input = _tg._variable(input)
+    return input - input.tanh()
+
+
+def softmin(input: TensorLike, dim: int | None = None, _stacklevel: int = 3,
+            dtype: torch.dtype | None = None) -> Variable:
+    """softmax of -input, as torch computes it."""
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return torch_signatures.softmax(-_tg._variable(input), dim, dtype=dtype)
+
+
+log_sigmoid = logsigmoid   # the name torch's LogSigmoid module calls (torch._C._nn.log_sigmoid)
+_threshold = threshold     # the name torch's Threshold module calls
+
+
 # --- embedding ----------------------------------------------------------------------------------
 
 def embedding(input: TensorLike, weight: TensorLike, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
@@ -859,8 +1067,21 @@ def batch_norm_function(input: TensorLike, weight: TensorLike | None, bias: Tens
         for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
             if stat is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
+    if input.numel() == 0:
+        return _batch_norm_of_nothing(input, weight, bias)
     return ops.NativeBatchNorm.apply(input, weight, bias, _plain(running_mean), _plain(running_var), training,
                                      momentum, eps)
+
+
+def _batch_norm_of_nothing(input, weight, bias):
+    """torch's batch_norm of an input with no elements never reaches its kernel: the input cloned, times weight[0]
+    and plus bias[0] where given (so their gradients are zeros, not missing); the running stats stay as they are."""
+    out = _tg._variable(input).clone()
+    if weight is not None:
+        out = out * _tg._variable(weight)[0]
+    if bias is not None:
+        out = out + _tg._variable(bias)[0]
+    return out
 
 
 def embedding_function(weight: TensorLike, indices: TensorLike, padding_idx: int = -1, scale_grad_by_freq: bool = False,

@@ -2,10 +2,10 @@
 operators and methods that torch tensors and Variables share, so the same formula computes
 plain gradients (handed tensors) and records a graph for higher-order ones (handed Variables).
 """
-from .arithmetic import Add, AddByNumber, Div, DivByNumber, DivRounding, Mul, MulByNumber, Neg, Reciprocal, Rsub, Sub, SubByNumber
+from .arithmetic import Add, AddByNumber, Div, DivByNumber, DivRounding, Mul, MulByNumber, Neg, Reciprocal, Rsub, RsubTensor, Sub, SubByNumber
 from .power import Pow, PowScalarBase, PowTensor
 from .linalg import Addmm, Dot, Mm, Mv, matmul
-from .pointwise import Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, MaskedFillTensor, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where, Xlogy
+from .pointwise import Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, MaskedFillTensor, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where, Xlogy, XlogyScalarOther, XlogyScalarSelf
 from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Norm, NormDim, Sum, SumDim
 from .shape import Alias, Cat, Clone, CopyGrad, Diagonal, Expand, FwPrimal, Index, Permute, ReshapeAlias, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, Stack, T, ToCopy, ToFreshCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem, reshape
 from .writes import Copy, Fill, FillTensor, IndexPut, Zero
@@ -19,4 +19,15 @@ from .scan import Cumprod, Cumsum, Logcumsumexp, Sort, SortStable, Topk
 from .losses import CtcLoss, HuberLoss, SmoothL1Loss, SoftMarginLoss
 from .statistics import Histogram, Logsumexp, Std, Var
 from .unary import Expm1, Log10, Log1p, Log2, Rsqrt
-from .attention import Baddbmm, SafeSoftmax, ScaledDotProductFlashAttentionForCpu
+from .attention import SafeSoftmax, ScaledDotProductFlashAttentionForCpu
+# more element-wise math: trigonometry, the gamma family, rounding, functions of two tensors
+from .pointwise_math import (Acos, Acosh, Addcdiv, Addcmul, Asin, Asinh, Atan, Atan2, Atanh, Ceil, Copysign, CopysignScalar, Cosh,
+                             Deg2rad, Digamma, Erfc, Erfinv, Exp2, Floor, Fmax, Fmin, Fmod, FmodScalar, Frac, Hypot, Ldexp, Lerp,
+                             LerpTensor, Lgamma, Logaddexp, Logaddexp2, Logit, NanToNum, Polygamma, Rad2deg, Remainder,
+                             RemainderScalar, Round, RoundDecimals, Sgn, Sinc, Sinh, Tan, Trunc)
+from .selection import (Amax, Amin, Aminmax, Cummax, Cummin, Kthvalue, Median, MedianDim, Mode, Nanmedian,
+                        NanmedianDim, Nansum, Prod, ProdDim, StdMean, VarMean)
+from .products import Addbmm, AddmmScaled, Addmv, Addr, Baddbmm, Rot90, Trace, Vdot
+from .activation_more import Glu, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, Prelu, Softshrink, Threshold
+from .padding_pooling import (PADS, AdaptiveAvgPool2d, AdaptiveMaxPool2d, ReflectionPad1d, ReflectionPad2d,
+                              ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d)

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from ..core.function import Function
+from ..rules import variable_class
 
 
 class _Elementwise(Function, saves=("self",)):
@@ -84,8 +85,8 @@ class Silu(_Elementwise, node="SiluBackward0"):
 
 
 def softplus_derivative(x, beta, threshold):
-    """sigmoid(beta x), and 1 where beta x > threshold (there softplus is x itself)."""
-    return (x * beta).sigmoid().where(x * beta <= threshold, 1.0)
+    """sigmoid(beta x), and 1 where beta x > threshold (there softplus is x itself); nan at nan, as torch's."""
+    return (x * beta).sigmoid().masked_fill(x * beta > threshold, 1.0)
 
 
 class Softplus(_Elementwise, node="SoftplusBackward0"):
@@ -99,17 +100,30 @@ class Softplus(_Elementwise, node="SoftplusBackward0"):
 def elu_derivative(x, alpha, scale, input_scale):
     """scale for x > 0, else input_scale * scale * alpha * exp(x * input_scale).
 
-    (exp of min(x, 0): the branch not taken must not overflow, or a second derivative would see inf * 0.)
+    (exp of x where x < 0, else of 0: the branch not taken must not overflow, or a second derivative would see
+    inf * 0; and, as torch's elu_double_backward, the second derivative is nonzero only where x < 0.)
     """
-    negative = (x.clamp(max=0) * input_scale).exp() * (input_scale * scale * alpha)
+    negative = (x.where(x < 0, 0.0) * input_scale).exp() * (input_scale * scale * alpha)
     return negative.where(x <= 0, float(scale))
+
+
+def elu_derivative_at_nan_as_torch(x, alpha, scale, input_scale):
+    """elu_derivative, except at nan elements: there what torch's elu_backward kernel gives (nan or scale: its
+    vectorized and its scalar loops differ)."""
+    slope = elu_derivative(x, alpha, scale, input_scale)
+    data = x.data if isinstance(x, variable_class.Variable) else x
+    nan = data.isnan()
+    if not bool(nan.any()):
+        return slope
+    kernel = torch.ops.aten.elu_backward(torch.ones_like(data), alpha, scale, input_scale, False, data)
+    return slope.where(~nan, kernel)
 
 
 class Elu(_Elementwise, node="EluBackward0"):
     """elu(a) = a for a > 0, alpha (exp(a) - 1) otherwise (scale and input_scale as torch's selu/celu use them)."""
 
     function = staticmethod(lambda a, alpha, scale, input_scale: torch.ops.aten.elu(a, alpha, scale, input_scale))
-    derivative = staticmethod(elu_derivative)
+    derivative = staticmethod(elu_derivative_at_nan_as_torch)
     kernel = staticmethod(lambda grad, a, alpha, scale, input_scale:
                           torch.ops.aten.elu_backward(grad, alpha, scale, input_scale, False, a))
 

@@ -59,6 +59,23 @@ class Rsub(Function, node="RsubBackward1"):
         return -ta
 
 
+class RsubTensor(Function, node="RsubBackward0", numbers_are_inputs=True):
+    """torch.rsub(a, b) = b - a, for a tensor b (x.__rsub__(y)): a's gradient negated, b's passed through."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return b - a
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs_a, needs_b = ctx.needs_input_grad
+        return -grad if needs_a else None, grad if needs_b else None
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return total(times(ta, -1), tb)
+
+
 # pack_order: torch packs other before self (its saved inputs by name, then outputs)
 class Mul(Function, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
     """a * b: each input's gradient is the gradient times the other input."""

@@ -1,4 +1,4 @@
-"""The ops of attention: torch's fused attention kernel on the CPU, the softmax its math path uses, and baddbmm.
+"""The ops of attention: torch's fused attention kernel on the CPU, and the softmax its math path uses.
 
 `F.scaled_dot_product_attention(q, k, v)` computes softmax(q kᵀ · scale + mask) v. On the CPU torch runs it one
 of two ways (teachgrad/nn/functional.py chooses as torch does):
@@ -10,14 +10,13 @@ of two ways (teachgrad/nn/functional.py chooses as torch does):
   one op of it teachgrad had not: a softmax whose rows that are all -inf give 0, not nan (SafeSoftmax below).
 
 `nn.MultiheadAttention`, asked for its attention weights, computes the scores itself with `baddbmm` (the mask
-plus the batched product), the last op here.
+plus the batched product: teachgrad/ops/products.py).
 
 Guarded by tests/test_attention.py (values, gradients, node names and errors against torch's).
 """
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import unbroadcast
 from .activation import Softmax
 
 
@@ -92,49 +91,6 @@ class SafeSoftmax(Softmax, node="SafeSoftmaxBackward0", saves=("result",)):
         ctx.dim = dim
         ctx.save_for_backward(result)
         return result
-
-
-class Baddbmm(Function, node="BaddbmmBackward0", saves=("batch1", "batch2")):
-    """beta · input + alpha · (batch1 @ batch2), the product batched over dim 0 (input broadcast to its shape).
-
-    Backward (derivatives.yaml): input: beta · grad (summed back to input's shape);
-    batch1: alpha · grad @ batch2ᵀ;  batch2: alpha · batch1ᵀ @ grad  (each product batched, a bmm).
-    """
-
-    @staticmethod
-    def forward(ctx, input, batch1, batch2, beta, alpha):
-        ctx.beta, ctx.alpha, ctx.shape = beta, alpha, input.shape
-        ctx.save_for_backward(batch1 if ctx.needs_input_grad[2] else None, batch2 if ctx.needs_input_grad[1] else None)
-        return torch.baddbmm(input, batch1, batch2, beta=beta, alpha=alpha)
-
-    @staticmethod
-    def backward(ctx, grad):
-        batch1, batch2 = ctx.saved_tensors
-        grad_input = grad_batch1 = grad_batch2 = None
-        if ctx.needs_input_grad[0]:
-            grad_input = unbroadcast(_maybe_multiply(grad, ctx.beta), ctx.shape)
-        if ctx.needs_input_grad[1]:
-            grad_batch1 = _maybe_multiply(grad.bmm(batch2.transpose(1, 2)), ctx.alpha)
-        if ctx.needs_input_grad[2]:
-            grad_batch2 = _maybe_multiply(batch1.transpose(1, 2).bmm(grad), ctx.alpha)
-        return grad_input, grad_batch1, grad_batch2, None, None
-
-    @staticmethod
-    def jvp(ctx, t_input, t_batch1, t_batch2, _beta, _alpha):
-        _, batch1, batch2, beta, alpha = ctx._primals
-        tangent = 0
-        if t_input is not None:
-            tangent = tangent + _maybe_multiply(t_input, beta)
-        if t_batch1 is not None:
-            tangent = tangent + _maybe_multiply(t_batch1.bmm(batch2), alpha)
-        if t_batch2 is not None:
-            tangent = tangent + _maybe_multiply(batch1.bmm(t_batch2), alpha)
-        return tangent
-
-
-def _maybe_multiply(t, factor):
-    """t · factor, leaving t itself when the factor is 1 (as torch's maybe_multiply: no rounding, no node)."""
-    return t if factor == 1 else t * factor
 
 
 def _data(x):

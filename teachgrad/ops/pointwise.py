@@ -2,7 +2,7 @@
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import times, total
+from ..rules.broadcast import number_or_none, times, total
 
 
 class Exp(Function, node="ExpBackward0", saves=("result",)):
@@ -153,13 +153,14 @@ _threshold_backward = torch.ops.aten.threshold_backward.default
 
 
 def threshold_backward(grad, result):
-    """grad where result > 0, else 0: a mask, not a product (inf * 0 would be nan).
+    """grad, zeroed where result <= 0: a mask, not a product (inf * 0 would be nan). A nan result is not <= 0,
+    so there the gradient passes, as in torch's kernel.
 
     On plain tensors, torch's own kernel for ReluBackward0 (one pass instead of a compare and a where).
     """
     if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):
         return _threshold_backward(grad, result, 0)
-    return grad.where(result > 0, 0.0)
+    return grad.masked_fill(result <= 0, 0.0)
 
 
 class Relu(Function, node="ReluBackward0", saves=("result",)):
@@ -178,7 +179,7 @@ class Relu(Function, node="ReluBackward0", saves=("result",)):
 
     @staticmethod
     def jvp(ctx, ta):
-        return ta.where(ctx._result > 0, 0.0)
+        return threshold_backward(ta, ctx._result)
 
 
 class Sign(Function, node="SignBackward0"):
@@ -352,11 +353,23 @@ class ClampMinTensor(ClampTensor, node="ClampMinBackward1", saves=("self", "min"
                      pack_order=(1, 0)):
     """a.clamp_min(tensor): torch records it as a node of its own, with two inputs."""
 
+    @staticmethod
+    def jvp(ctx, ta, tlow, _thigh):
+        """a's tangent where a >= min, else min's (where a or min is nan as well, as torch's formula)."""
+        a, low, _ = ctx._primals
+        return torch.where(a >= low, 0.0 if ta is None else ta, 0.0 if tlow is None else tlow)
+
 
 # pack_order: max before self (saved: self, None for the missing min, max)
 class ClampMaxTensor(ClampTensor, node="ClampMaxBackward1", saves=("self", "max"), none_is_input=False,
                      pack_order=(2, 0)):
     """a.clamp_max(tensor), likewise: the bound is the third argument, with no edge for the missing min."""
+
+    @staticmethod
+    def jvp(ctx, ta, _tlow, thigh):
+        """a's tangent where a <= max, else max's (where a or max is nan as well, as torch's formula)."""
+        a, _, high = ctx._primals
+        return torch.where(a <= high, 0.0 if ta is None else ta, 0.0 if thigh is None else thigh)
 
 
 class MaskedFill(Function, node="MaskedFillBackward0", saves=("mask",), nondifferentiable_args=(1,)):
@@ -388,28 +401,42 @@ class MaskedFillTensor(MaskedFill, node="MaskedFillBackward1"):
 
 # pack_order: torch packs other before self (its saved inputs by name)
 class Xlogy(Function, node="XlogyBackward0", saves=("self", "other"), pack_order=(1, 0)):
-    """x * log(y), and 0 where x is 0 (even where y is 0 or nan): d/dx = xlogy(x != 0, y), d/dy = x / y."""
+    """x * log(y), and 0 where x is 0 (even where y is 0 or nan): d/dx = log(y) (0 where x == 0 and y <= 0),
+    d/dy = x / y."""
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        ctx.numbers = number_or_none(a), number_or_none(b)   # (the scalar forms: a number on one side)
+        ctx.save_for_backward(*(x if n is None else None for x, n in zip((a, b), ctx.numbers)))
         return torch.xlogy(a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        grad_a = grad * _xlogy((a != 0).to(grad.dtype), b) if ctx.needs_input_grad[0] else None
+        a, b = (n if x is None else x for x, n in zip(ctx.saved_tensors, ctx.numbers))
+        # torch's formula: xlogy(grad, b), 0 where a == 0 and b <= 0 (log b where a == 0 and b > 0)
+        grad_a = _xlogy(grad, b).masked_fill((a == 0) & (b <= 0), 0.0) if ctx.needs_input_grad[0] else None
         grad_b = grad * a / b if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
     @staticmethod
     def jvp(ctx, ta, tb):
+        """torch's formula: xlogy(ta, b), 0 where a == 0 and b <= 0 (so not 0 wherever a is 0, as the gradient),
+        plus tb * a / b."""
         a, b = ctx._primals
-        return total(times(ta, torch.xlogy((a != 0).to(a.dtype), b)), times(tb, a / b))
+        in_a = None if ta is None else torch.xlogy(ta, b).masked_fill((a == 0) & (b <= 0), 0.0)
+        return total(in_a, times(tb, a / b))
+
+
+class XlogyScalarSelf(Xlogy, node="XlogyBackward1"):
+    """xlogy(number, y): torch records another node, with one edge (the number has none)."""
+
+
+class XlogyScalarOther(Xlogy, node="XlogyBackward2"):
+    """xlogy(x, number): likewise."""
 
 
 def _xlogy(a, b):
-    """xlogy for a plain tensor or, under create_graph, a Variable (recorded as Xlogy)."""
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+    """xlogy for a plain tensor or, under create_graph, a Variable (recorded as Xlogy); b may be a number."""
+    if isinstance(a, torch.Tensor) and isinstance(b, (torch.Tensor, int, float)):
         return torch.xlogy(a, b)
-    return Xlogy.apply(a, b)
+    return (XlogyScalarOther if isinstance(b, (int, float)) else Xlogy).apply(a, b)

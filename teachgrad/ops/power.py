@@ -65,9 +65,10 @@ class PowTensor(Function, node="PowBackward1", saves=("self", "exponent", "resul
     @staticmethod
     def jvp(ctx, ta, tb):
         a, b = ctx._primals
-        # where a == 0 and b >= 0 the derivative in b is 0, not 0 * log(0) = nan
+        # as in backward: b == 0 gives 0 in a; where a == 0 and b >= 0 the derivative in b is 0, not 0 * log(0)
+        d_a = (b * a ** (b - 1)).where(b != 0, 0.0)
         d_b = (ctx._result * a.log()).where(~((a == 0) & (b >= 0)), 0.0)
-        return total(ta * b * a ** (b - 1), tb * d_b)
+        return total(ta * d_a, tb * d_b)
 
 
 class PowScalarBase(Function, node="PowBackward2", saves=("exponent", "result")):

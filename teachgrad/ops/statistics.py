@@ -110,7 +110,8 @@ class Logsumexp(Function, node="LogsumexpBackward0", saves=("self", "result")):
     @staticmethod
     def jvp(ctx, ta, *_):
         a, result = ctx._primals[0], _restore_dims(ctx._result, ctx.dims, ctx._primals[0].dim(), ctx.keepdim)
-        return (ta * (a - result).exp()).sum(ctx.dims, keepdim=ctx.keepdim)
+        weights = (a - result).exp()   # softmax(a): they sum to 1, and to 0 (so 0 / 0 = nan, as torch's) when empty
+        return (ta * weights).sum(ctx.dims, keepdim=ctx.keepdim) / weights.sum(ctx.dims, keepdim=ctx.keepdim)
 
 
 class Histogram(Function, node="NotImplemented", qualified_name="torch::autograd::NotImplemented"):

@@ -1,0 +1,137 @@
+"""More activations, each as torch records it: hardtanh (relu6 is hardtanh from 0 to 6), hardshrink, softshrink,
+threshold, hardsigmoid, hardswish, glu, prelu. The element-wise ones are `_Elementwise` ops
+(teachgrad/ops/activation.py): the function, its derivative written with methods tensors and Variables share
+(so a second derivative is recorded), and torch's backward kernel for plain tensors. Derivatives from torch's
+tools/autograd/derivatives.yaml; a comparison that fails at nan (nan > 0 is false) fails there as in torch.
+
+Guarded by tests/test_op_families.py (each op against torch) and tests/test_op_db.py (torch's own samples).
+"""
+import torch
+
+from ..core.function import Function
+from ..rules import variable_class
+from .activation import _Elementwise
+
+
+def _plain(x):
+    return x.data if isinstance(x, variable_class.Variable) else x
+
+
+class _Mask(_Elementwise):
+    """A piecewise-linear activation: its derivative is a constant mask, the one torch's own backward kernel gives
+    (kernel(1, x)), so it is torch's at every element, nan included (where torch's vectorized and scalar loops
+    can disagree), and its second derivative is zero."""
+
+    @classmethod
+    def derivative(cls, x, *options):
+        x = _plain(x)
+        return cls.kernel(torch.ones_like(x), x, *options)
+
+
+class Hardtanh(_Mask, node="HardtanhBackward0"):
+    """x clipped to [min_val, max_val]: the gradient passes strictly inside."""
+    function = staticmethod(lambda a, low, high: torch.ops.aten.hardtanh(a, low, high))
+    kernel = staticmethod(torch.ops.aten.hardtanh_backward.default)
+
+
+class Hardshrink(_Mask, node="HardshrinkBackward0"):
+    """x where |x| > lambd, else 0: the gradient passes where x is kept."""
+    function = staticmethod(lambda a, lambd: torch.ops.aten.hardshrink(a, lambd))
+    kernel = staticmethod(torch.ops.aten.hardshrink_backward.default)
+
+
+class Softshrink(_Mask, node="SoftshrinkBackward0"):
+    """x - lambd above lambd, x + lambd below -lambd, else 0: the gradient passes outside [-lambd, lambd]."""
+    function = staticmethod(lambda a, lambd: torch.ops.aten.softshrink(a, lambd))
+    kernel = staticmethod(torch.ops.aten.softshrink_backward.default)
+
+
+class Threshold(_Mask, node="ThresholdBackward0"):
+    """x where x > threshold, else value: the gradient passes where x > threshold."""
+    function = staticmethod(lambda a, threshold, value: torch.threshold(a, threshold, value))
+    kernel = staticmethod(lambda grad, a, threshold, value: torch.ops.aten.threshold_backward(grad, a, threshold))
+
+
+class Hardsigmoid(_Mask, node="HardsigmoidBackward0"):
+    """x / 6 + 1/2 clipped to [0, 1]: d/dx = 1/6 strictly inside (-3, 3)."""
+    function = staticmethod(lambda a: torch.ops.aten.hardsigmoid(a))
+    kernel = staticmethod(torch.ops.aten.hardsigmoid_backward.default)
+
+
+class _NanAsKernel(_Elementwise):
+    """A smooth activation whose derivative is its formula (`slope`, recorded, for second derivatives), except at
+    nan elements, where it is what torch's backward kernel gives there (nan or not, depending on torch's loop)."""
+
+    @classmethod
+    def derivative(cls, x, *options):
+        slope = cls.slope(x, *options)
+        data = _plain(x)
+        nan = data.isnan()
+        if not bool(nan.any()):
+            return slope
+        return slope.where(~nan, cls.kernel(torch.ones_like(data), data, *options))
+
+
+def hardswish_slope(x):
+    """0 up to -3, x / 3 + 1/2 strictly between -3 and 3, 1 from 3 on (torch's kernel)."""
+    return (x / 3 + 0.5).where((x > -3) & (x < 3), 0.0) + (x >= 3).to(x.dtype)
+
+
+class Hardswish(_NanAsKernel, node="HardswishBackward0"):
+    """x * hardsigmoid(x)."""
+    function = staticmethod(lambda a: torch.ops.aten.hardswish(a))
+    slope = staticmethod(hardswish_slope)
+    kernel = staticmethod(torch.ops.aten.hardswish_backward.default)
+
+
+class Glu(Function, node="GluBackward0", saves=("self",)):
+    """a * sigmoid(b), a and b the two halves of the input along dim."""
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        ctx.dim = dim
+        ctx.save_for_backward(input)
+        return torch.nn.functional.glu(input, dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, = ctx.saved_tensors
+        if isinstance(grad, torch.Tensor) and isinstance(input, torch.Tensor):   # plain: torch's kernel, its bits
+            return torch.ops.aten.glu_backward(grad, input, ctx.dim), None
+        a, b = input.chunk(2, ctx.dim)
+        gate = b.sigmoid()
+        return torch.cat([grad * gate, grad * a * gate * (1 - gate)], ctx.dim), None
+
+    @staticmethod
+    def jvp(ctx, t_input, _dim):
+        a, b = ctx._primals[0].chunk(2, ctx.dim)
+        ta, tb = t_input.chunk(2, ctx.dim)
+        gate = b.sigmoid()
+        return ta * gate + a * gate * (1 - gate) * tb
+
+
+class Prelu(Function, node="PreluKernelBackward0", saves=("self", "weight")):
+    """x for x > 0, weight * x otherwise (weight broadcast along the channels): d/dx = 1 or weight, d/dweight = 0
+    or x."""
+
+    @staticmethod
+    def forward(ctx, input, weight):
+        ctx.save_for_backward(input, weight)
+        return torch.ops.aten._prelu_kernel(input, weight)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        positive = input > 0
+        return grad.where(positive, grad * weight), (grad * input).masked_fill(positive, 0.0)
+
+    @staticmethod
+    def jvp(ctx, t_input, t_weight):
+        """torch's formula: the input's tangent where x >= 0 (at 0 too, where backward uses x > 0), else
+        weight * its tangent + the weight's tangent * x."""
+        input, weight = ctx._primals
+        t_input = torch.zeros_like(input) if t_input is None else t_input
+        negative = t_input * weight
+        if t_weight is not None:   # (a zero tangent adds nothing, even where x is inf or nan)
+            negative = negative + (t_weight * input).masked_fill(t_weight == 0, 0.0)
+        return t_input.where(input >= 0, negative)
