@@ -25,7 +25,7 @@ from .. import ops
 from ..core.variable import Variable
 from ..rules import batching, torch_leaves
 from ..nn import functional as F
-from ..ops import layers, layout, linalg, scan, statistics, unary
+from ..ops import activation_more, layers, layout, linalg, pointwise_math, scan, statistics, unary
 from .batched_variable import BatchedVariable, aligned_shape, batch_sizes, levels_of, wrap_dim
 
 Rule = Callable[[type, tuple, tuple], Any]
@@ -459,6 +459,19 @@ POINTWISE_OPS = (
     ops.Erf, ops.Gelu, ops.Silu, ops.Softplus, ops.Elu, ops.LeakyRelu, ops.LogSigmoid,
     unary.Log10, unary.Log2, unary.Log1p, unary.Expm1, unary.Rsqrt,
     ops.Clone, ops.Alias, ops.ToCopy, ops.ToFreshCopy, ops.FwPrimal,
+    # with torch's op database (tests/test_vmap.py, test_more_element_wise_ops)
+    pointwise_math.Tan, pointwise_math.Asin, pointwise_math.Acos, pointwise_math.Atan, pointwise_math.Sinh,
+    pointwise_math.Cosh, pointwise_math.Asinh, pointwise_math.Acosh, pointwise_math.Atanh, pointwise_math.Deg2rad,
+    pointwise_math.Rad2deg, pointwise_math.Sinc, pointwise_math.Exp2, pointwise_math.Erfc, pointwise_math.Erfinv,
+    pointwise_math.Lgamma, pointwise_math.Digamma, pointwise_math.Polygamma, pointwise_math.Logit,
+    pointwise_math.NanToNum, pointwise_math.Frac, pointwise_math.Ceil, pointwise_math.Floor, pointwise_math.Trunc,
+    pointwise_math.Round, pointwise_math.RoundDecimals, pointwise_math.Sgn, pointwise_math.Atan2,
+    pointwise_math.Hypot, pointwise_math.Logaddexp, pointwise_math.Logaddexp2, pointwise_math.Fmod,
+    pointwise_math.Remainder, pointwise_math.FmodScalar, pointwise_math.RemainderScalar, pointwise_math.Fmax,
+    pointwise_math.Fmin, pointwise_math.Copysign, pointwise_math.CopysignScalar, pointwise_math.Ldexp,
+    pointwise_math.Lerp, pointwise_math.LerpTensor, pointwise_math.Addcmul, pointwise_math.Addcdiv,
+    activation_more.Hardtanh, activation_more.Hardshrink, activation_more.Softshrink, activation_more.Threshold,
+    activation_more.Hardsigmoid, activation_more.Hardswish,
 )
 
 RULES: dict[type, Rule] = {op: pointwise for op in POINTWISE_OPS}
