@@ -832,14 +832,13 @@ class TensorMethods:
     prod, median, nanmedian, mode, kthvalue = (op_families.prod, op_families.median, op_families.nanmedian,
                                                op_families.mode, op_families.kthvalue)
     cummax, cummin, msort = op_families.cummax, op_families.cummin, op_families.msort
-    ravel, reshape_as, unflatten, broadcast_to = (op_families.ravel, op_families.reshape_as, op_families.unflatten,
-                                                  op_families.broadcast_to)
+    ravel, reshape_as, broadcast_to = op_families.ravel, op_families.reshape_as, op_families.broadcast_to
     fliplr, flipud, tensor_split, hsplit, vsplit, dsplit = (op_families.fliplr, op_families.flipud,
                                                             op_families.tensor_split, op_families.hsplit,
                                                             op_families.vsplit, op_families.dsplit)
     outer, ger, diff, take_along_dim = op_families.outer, op_families.outer, op_families.diff, op_families.take_along_dim
     trace, rot90, vdot = op_families.trace, op_families.rot90, op_families.vdot
-    addmv, addr, baddbmm, addbmm = op_families.addmv, op_families.addr, op_families.baddbmm, op_families.addbmm
+    addmv, addr, addbmm = op_families.addmv, op_families.addr, op_families.addbmm
 
     # --- end of more ops ---
 
