@@ -47,6 +47,9 @@ class Parameter(torch.nn.Parameter, metaclass=_ParameterType):
             data = data.detach()    # a Parameter (torch's or this one) made a Parameter again: its plain tensor
         return super().__new__(cls, data, requires_grad)
 
+    def __repr__(self) -> str:
+        return repr(torch.nn.Parameter(self.data, self.requires_grad))   # torch's text: `Parameter containing: ...`
+
     @classmethod
     def __torch_function__(cls, func: Callable[..., Any], types: Iterable[type], args: Sequence[Any] = (),
                            kwargs: dict[str, Any] | None = None) -> Any:
