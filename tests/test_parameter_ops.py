@@ -61,6 +61,18 @@ def test_a_modules_own_parameter_trains_with_torch_optim():
     same(snippet)
 
 
+def test_a_parameter_indexed_by_a_tensor_of_the_program():
+    """makemore's Bigram: `self.logits[idx]`, idx a tensor of the program (a Variable under teachgrad)."""
+    def snippet(lib):
+        p = lib.nn.Parameter(lib.zeros((5, 5), dtype=torch.float64))
+        idx, targets = lib.tensor([[0, 1, 2]]), lib.tensor([[1, 2, 3]])
+        logits = p[idx]
+        loss = lib.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+        loss.backward()
+        return _names(logits), loss, p.grad
+    same(snippet)
+
+
 def test_under_no_grad_a_parameter_is_torchs():
     def snippet(lib):
         p = lib.nn.Parameter(lib.ones(2, dtype=torch.float64))

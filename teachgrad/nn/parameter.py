@@ -56,6 +56,8 @@ class Parameter(torch.nn.Parameter, metaclass=_ParameterType):
         """torch runs the call first; where torch's autograd recorded it (grad mode on, a result with a grad_fn),
         teachgrad runs it instead, the Parameter a leaf of its graph (see the module's docstring)."""
         kwargs = kwargs or {}
+        if _has_variable((args, kwargs)):   # a Variable among the arguments: teachgrad's call, as for torch's Parameter
+            return interop.handle(func, args, kwargs)
         with torch._C.DisableTorchFunctionSubclass():
             result = func(*args, **kwargs)
         if not _recorded_by_torch(result):
@@ -63,6 +65,14 @@ class Parameter(torch.nn.Parameter, metaclass=_ParameterType):
         if getattr(func, "__name__", "") == "__get__":   # a property that computes: p.T, p.mT
             return getattr(torch_leaves.as_variable(args[0]), func.__self__.__name__)
         return interop.handle(func, _as_leaves(args), _as_leaves(kwargs))
+
+
+def _has_variable(value: Any) -> bool:
+    if isinstance(value, Variable):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_has_variable(v) for v in value)
+    return isinstance(value, dict) and any(_has_variable(v) for v in value.values())
 
 
 def _recorded_by_torch(result: Any) -> bool:
