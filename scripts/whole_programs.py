@@ -402,7 +402,9 @@ def install_program_imports(namespace: dict, workdir: str, twin_name: str | None
         if level != 0 or not from_program(globals):
             return real_import(name, globals, locals, fromlist, level)
         if (name == LOG_ONLY or name.startswith(LOG_ONLY + ".")) and importlib.util.find_spec("tensorboard") is None:
-            return _StandIn(name if fromlist else "torch")   # `import torch.utils.tensorboard` alone is not met
+            if fromlist:
+                return _StandIn(name)
+            name = "torch"   # `import torch.utils.tensorboard` binds `torch`: torch (or the twin) itself
         if twin is not None and (name == "functorch" or name.startswith("functorch.")) and functorch_twin:
             name = "torch." + name   # torch's deprecated functorch package: the twin's `functorch` module
         if twin is not None and (name == "torch" or name.startswith("torch.")):
