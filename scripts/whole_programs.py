@@ -87,6 +87,8 @@ class Program:
                                       # objects hashed by id): compared as sorted words
     group: str | None = None     # docstring programs are counted together in the table
     expected: dict[str, str] = field(default_factory=dict)   # cell -> why it differs by design (said in the verdict)
+    args: tuple[str, ...] = ()   # a script's command line (sys.argv[1:]), as its README runs it, scaled down
+    measured: tuple[str, ...] = ()   # regexes of printed text that is measured (a time per iteration): left out
 
 
 def notebook_cells(text: str) -> list[Cell]:
@@ -162,6 +164,19 @@ def rst_cells(text: str) -> list[Cell]:
         indent = min(len(l) - len(l.lstrip()) for l in lines if l.strip())
         code = "\n".join(l[indent:] for l in lines)
         cells.append(Cell(code, f"line {text.count(chr(10), 0, match.start()) + 1}"))
+    return cells
+
+
+def script_cells(text: str) -> list[Cell]:
+    """A plain script (`python gpt.py`): one cell per top-level statement, in order, run as `__main__` (so its
+    `if __name__ == '__main__':` block is one cell). A statement's leading comment lines go with it."""
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    cells, start = [], 1
+    for node in tree.body:
+        end = node.end_lineno
+        cells.append(Cell("\n".join(lines[start - 1:end]), f"line {node.lineno}"))
+        start = end + 1
     return cells
 
 
@@ -273,7 +288,7 @@ def _docstrings(tree, prefix=""):
 
 
 CUTTERS = {"notebook": notebook_cells, "gallery": gallery_cells, "d2l": d2l_cells, "rst": rst_cells,
-           "pytest": pytest_cells}
+           "pytest": pytest_cells, "script": script_cells}
 
 
 class Snapshot:
@@ -320,7 +335,8 @@ def load_programs(config: dict, mirror: Path) -> list[Program]:
                           skip=entry.get("skip"), timeout=entry.get("timeout", 300),
                           rtol=entry.get("rtol", 1e-4), atol=entry.get("atol", 1e-6),
                           unordered=tuple(entry.get("unordered", ())),
-                          stop_on_error=entry.get("stop_on_error", True), expected=dict(entry.get("expected", {})))
+                          stop_on_error=entry.get("stop_on_error", True), expected=dict(entry.get("expected", {})),
+                          args=tuple(entry.get("args", ())), measured=tuple(entry.get("measured", ())))
         programs.append(program)
         try:
             snapshot = Snapshot(mirror, entry["repo"], entry["commit"])
@@ -344,6 +360,7 @@ def load_programs(config: dict, mirror: Path) -> list[Program]:
 # --- the child: runs one program with one library -----------------------------------------------------------------
 
 STAND_INS = ("matplotlib", "graphviz", "torchviz", "IPython")   # draw only: a stand-in where missing
+LOG_ONLY = "torch.utils.tensorboard"   # logs only: a stand-in in both runs where the tensorboard package is missing
 
 
 def install_program_imports(namespace: dict, workdir: str, twin_name: str | None) -> None:
@@ -353,7 +370,9 @@ def install_program_imports(namespace: dict, workdir: str, twin_name: str | None
       twin's modules; a module the twin lacks is a ModuleNotFoundError that says so; `import functorch` (torch's
       deprecated package) gives the twin's `functorch` module where it has one;
     - matplotlib / graphviz / torchviz / IPython, where this machine lacks them, give a stand-in that draws
-      nothing (what a plot shows is not compared; the numbers it is drawn from are)."""
+      nothing (what a plot shows is not compared; the numbers it is drawn from are);
+    - `from torch.utils.tensorboard import SummaryWriter`, where the tensorboard package is missing, gives a
+      stand-in that logs nothing, in both runs (what it would log is printed or kept by the program too)."""
     twin = importlib.import_module(twin_name) if twin_name else None
     real_import = builtins.__import__
     functorch_twin = twin is not None and importlib.util.find_spec(twin_name + ".functorch") is not None
@@ -382,6 +401,10 @@ def install_program_imports(namespace: dict, workdir: str, twin_name: str | None
     def program_import(name, globals=None, locals=None, fromlist=(), level=0):
         if level != 0 or not from_program(globals):
             return real_import(name, globals, locals, fromlist, level)
+        if (name == LOG_ONLY or name.startswith(LOG_ONLY + ".")) and importlib.util.find_spec("tensorboard") is None:
+            if fromlist:
+                return _StandIn(name)
+            name = "torch"   # `import torch.utils.tensorboard` binds `torch`: torch (or the twin) itself
         if twin is not None and (name == "functorch" or name.startswith("functorch.")) and functorch_twin:
             name = "torch." + name   # torch's deprecated functorch package: the twin's `functorch` module
         if twin is not None and (name == "torch" or name.startswith("torch.")):
@@ -553,7 +576,7 @@ def child_main(args) -> None:
     spec = json.loads(Path(args.child).read_text())
     os.chdir(spec["workdir"])
     sys.path.insert(0, spec["workdir"])
-    sys.argv = [spec["name"]]
+    sys.argv = [spec["argv0"]] + spec["args"]
     os.environ.setdefault("MPLBACKEND", "Agg")
     import torch  # noqa: F401 - loaded first, as the twin builds on it
     namespace = {"__name__": "__main__", "__builtins__": builtins}
@@ -596,13 +619,16 @@ def run_program(program: Program, twin: str | None, limit: int | None, seed: int
         out = Path(tmp) / "records.jsonl"
         spec = {"name": program.name, "workdir": str(workdir), "twin": twin, "seed": seed, "out": str(out),
                 "limit": limit, "stop_on_error": program.stop_on_error,
+                "argv0": program.source.rsplit("/", 1)[-1], "args": list(program.args),
                 "cells": [{"code": c.code, "where": c.where} for c in program.cells]}
         (Path(tmp) / "spec.json").write_text(json.dumps(spec))
         # MALLOC_PERTURB_: glibc fills each block it hands out with one byte pattern, so what `torch.empty` leaves
         # unwritten holds the same values in both runs (else it is whatever memory the process freed before)
+        # PYTHONHASHSEED: the same hash of a str or bytes in both runs, so a set of words (a vocabulary built with
+        # `set(words)`) comes in the same order, as a hash of pickled bytes picks the same split
         env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "MPLBACKEND": "Agg",
                "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-               "MALLOC_PERTURB_": "85"}
+               "MALLOC_PERTURB_": "85", "PYTHONHASHSEED": "0"}
         started = time.perf_counter()
         timed_out, crashed = False, None
         try:
@@ -656,6 +682,16 @@ def profiler_tables_as_counts(text: str) -> str:
             i += 1
         out.append("[profiler table: " + "; ".join(sorted(rows)) + "]")
     return "\n".join(out)
+
+
+def without_measured(text: str | None, patterns: tuple[str, ...]) -> str | None:
+    """Printed text with what the program measured (`iter_dt 12.34ms`: a time, different from run to run under torch
+    too) left out: each match of the config's `measured` patterns becomes `<measured>`."""
+    if text is None:
+        return None
+    for pattern in patterns:
+        text = re.sub(pattern, "<measured>", text)
+    return text
 
 
 def same_text(ours: str | None, theirs: str | None, rtol: float) -> bool:
@@ -806,6 +842,8 @@ def compare(program: Program, ours: Run, theirs: Run) -> Verdict:
         if o["error"] and not t["error"]:
             failure = f"{where}: {_error_text(o['error'])}"
             break
+        if program.measured:
+            o, t = ({**r, "stdout": without_measured(r["stdout"], program.measured)} for r in (o, t))
         why = cell_difference(o, t, program.rtol, program.atol, where in program.unordered)
         if why and where in program.expected:
             as_expected.append(f"{where}: {program.expected[where]}")

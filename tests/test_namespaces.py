@@ -120,7 +120,8 @@ def test_nn_init_of_a_leaf_that_requires_grad_outside_no_grad_matches_torch():
 def test_parameter_of_a_variable_is_a_torch_parameter_sharing_its_storage():
     v = tg.randn(3, 2)
     p = tg.nn.Parameter(v)
-    assert type(p) is torch.nn.Parameter and p.requires_grad and p.is_leaf
+    assert isinstance(p, torch.nn.Parameter) and p.requires_grad and p.is_leaf
+    assert type(p).__name__ == "Parameter" and repr(p) == repr(torch.nn.Parameter(v.data))
     assert p.data_ptr() == v.data.data_ptr()
     assert isinstance(p, tg.nn.Parameter) and isinstance(torch.nn.Parameter(torch.ones(1)), tg.nn.Parameter)
     assert not isinstance(torch.ones(1), tg.nn.Parameter) and not isinstance(v, tg.nn.Parameter)

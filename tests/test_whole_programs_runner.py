@@ -380,3 +380,38 @@ def test_docstring_setup_imports_the_module_names_the_examples_use():
     """As torch's doctest runner runs examples in their module's namespace: `vjp` is imported, through `torch`."""
     cells = [wp.Cell("def f(x):\n    return x\nvjp(f, torch.ones(2), torch.ones(2))", "part 1")]
     assert wp.doctest_setup("torch.autograd.functional", cells) == "import torch\nfrom torch.autograd.functional import vjp"
+
+
+# --- plain scripts (issue 34: ng-video-lecture, makemore.py, minGPT's projects) -------------------------------------
+
+def test_a_script_is_cut_into_its_top_level_statements_with_their_comments():
+    script = "import sys\n\n# the settings\nn = 2\nfor i in range(n):\n    print(i)\nif __name__ == '__main__':\n    x = 1\n"
+    cells = wp.script_cells(script)
+    assert [c.code for c in cells] == ["import sys", "\n# the settings\nn = 2", "for i in range(n):\n    print(i)",
+                                       "if __name__ == '__main__':\n    x = 1"]
+    assert [c.where for c in cells] == ["line 1", "line 4", "line 5", "line 7"]
+
+
+def test_a_script_gets_its_command_line_the_same_hash_seed_and_a_tensorboard_stand_in(tmp_path):
+    import importlib.util as util
+    program = wp.Program(name="cli", kind="script", source="someone/repo@abc:tools/train.py", timeout=60,
+                         args=("--steps", "3"), cells=[
+        wp.Cell("import sys, os\n(sys.argv, __name__, os.environ['PYTHONHASHSEED'], hash('makemore'))", "line 1"),
+        wp.Cell("from torch.utils.tensorboard import SummaryWriter\nw = SummaryWriter(log_dir='out')\n"
+                "w.add_scalar('loss', 1.0, 0)\nw.flush()", "line 2")])
+    runs = [wp.run_program(program, twin, None, 0).records for twin in (None, "teachgrad")]
+    assert runs[0][0]["display"] == runs[1][0]["display"]   # the same hash of a str in both runs
+    assert runs[0][0]["display"].startswith("(['train.py', '--steps', '3'], '__main__', '0', ")
+    if util.find_spec("tensorboard") is None:
+        assert runs[0][1]["error"] is None and runs[1][1]["error"] is None, runs
+
+
+def test_what_a_program_measures_is_left_out_of_the_comparison_and_nothing_else():
+    ours = wp.Run([_record("cell 0", stdout="step 10 | loss 2.5000 | step time 12.30ms")], False, None, 1)
+    theirs = wp.Run([_record("cell 0", stdout="step 10 | loss 2.5000 | step time 48.91ms")], False, None, 1)
+    program = _program(1)
+    assert wp.compare(program, ours, theirs).result == "DIFF"
+    program.measured = ("step time [0-9.]+ms",)
+    assert wp.compare(program, ours, theirs).result == "PASS"
+    theirs.records[0]["stdout"] = "step 10 | loss 2.6000 | step time 48.91ms"
+    assert wp.compare(program, ours, theirs).result == "DIFF"

@@ -27,11 +27,17 @@ What torch computes on the CPU, and so what is recorded here, with torch's node 
 - h_n (and c_n) stack every layer's and direction's last state; batch_first transposes the input to
   time-major and the output back (the LSTM with `transpose`, the GRU and RNN with `transpose_`).
 
+An LSTM in float32 on the CPU is what torch runs with oneDNN (torch.backends.mkldnn, when built in and enabled,
+and without projections): one node per layer and direction, MkldnnRnnLayerBackward0 (teachgrad/ops/rnn.py), fed
+a contiguous time-major input and `h_0[index]`; h_n and c_n stacked from the layers' last states. Other dtypes (and
+projections) run step by step as above, as torch's do. Its bfloat16 and float16 oneDNN paths are not mirrored.
+
 Not done, refused with a NotImplementedError: a packed sequence (nn.utils.rnn.pack_padded_sequence), and dropout
 between layers while training off the CPU (torch's fused kernels draw other masks there). Off the CPU the
 values are torch's to rounding, but torch records its fused kernel's node (CudnnRnnBackward0, ...).
 
-Guarded by tests/test_rnn.py (twins of torch's modules and functions: values, gradients, node names, errors).
+Guarded by tests/test_rnn.py (twins of torch's modules and functions: values, gradients, node names, errors) and
+tests/test_lstm_onednn.py (float32 LSTMs: torch's oneDNN layers).
 """
 from __future__ import annotations
 
@@ -41,7 +47,7 @@ import torch
 
 from ..api import torch_functions as _tg
 from ..core.variable import Variable
-from ..ops.rnn import TransposeInPlace, UnsafeSplit
+from ..ops.rnn import MkldnnRnnLayer, TransposeInPlace, UnsafeSplit
 from ..rules import torch_leaves
 from .functional import dropout_function
 from .functional import linear as _linear_2d
@@ -83,10 +89,51 @@ def lstm(input: TensorLike, hx: Sequence[TensorLike], params: Sequence[TensorLik
     h_0, c_0 = (_variable(h) for h in hx)
     has_projections = h_0.size(2) != c_0.size(2)
     weights = _weights(params, has_biases, has_projections)
+    if _runs_on_onednn(input, h_0, weights, has_projections):
+        return _onednn_layers(_variable(input), h_0, c_0, weights, num_layers, dropout, train, bidirectional,
+                              batch_first)
     states = list(zip(h_0.unbind(0), c_0.unbind(0)))
     output, last = _stacked_layers(_lstm_step, _variable(input), states, weights, num_layers, dropout, train,
                                    bidirectional, batch_first, out_in_place=False)
     return output, _tg.stack([h for h, _ in last], 0), _tg.stack([c for _, c in last], 0)
+
+
+def _runs_on_onednn(input, h_0, weights, has_projections) -> bool:
+    """Whether torch runs this LSTM with oneDNN: float32 on the CPU, oneDNN built in and enabled
+    (torch.backends.mkldnn), no projections, a non-empty input."""
+    tensors = [input, h_0] + [w for cell in weights for w in cell if w is not None]
+    return (torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled and not has_projections
+            and input.dtype == torch.float32 and input.numel() != 0 and all(t.device.type == "cpu" for t in tensors))
+
+
+def _onednn_layers(input, h_0, c_0, weights, num_layers, dropout, train, bidirectional, batch_first):
+    """torch's oneDNN LSTM: each layer and direction one MkldnnRnnLayer node, fed a contiguous time-major input
+    (a batch_first input transposed, then copied once for both directions: CloneBackward0) and its initial state `h_0[index]`
+    (SelectBackward0); a module without bias gives the node zero biases. Between the layers as on the other path:
+    the directions joined (CatBackward0), dropout while training; h_n and c_n stacked, the output transposed back."""
+    directions = 2 if bidirectional else 1
+    if h_0.size(0) != num_layers * directions or len(weights) != num_layers * directions:
+        raise RuntimeError("Expected more hidden states in stacked_rnn")
+    x = input.transpose(0, 1) if batch_first else input
+    last_h, last_c = [], []
+    for layer in range(num_layers):
+        outputs, x = [], x.contiguous()   # one copy, read by both directions
+        for direction in range(directions):
+            index = layer * directions + direction
+            w = weights[index]
+            zeros = None if w.b_ih is not None else torch.zeros(w.w_ih.size(0), dtype=input.dtype)
+            b_ih, b_hh = (w.b_ih, w.b_hh) if w.b_ih is not None else (zeros, zeros)
+            output, h, c = MkldnnRnnLayer.apply(x, w.w_ih, w.w_hh, b_ih, b_hh, h_0[index], c_0[index],
+                                                direction == 1)
+            outputs.append(output)
+            last_h.append(h)
+            last_c.append(c)
+        x = outputs[0] if directions == 1 else _tg.cat(outputs, -1)
+        if dropout != 0 and train and layer < num_layers - 1:
+            x = dropout_function(x, dropout, True)   # torch's mask, from torch's generator
+    if batch_first:
+        x = x.transpose(0, 1)
+    return x, _tg.stack(last_h, 0), _tg.stack(last_c, 0)
 
 
 def gru(input: TensorLike, hx: TensorLike, params: Sequence[TensorLike], has_biases: bool, num_layers: int,
