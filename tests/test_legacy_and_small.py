@@ -429,3 +429,35 @@ def test_number_first_double_backward(make):
         g.sum().backward()
         return g, type(g.grad_fn).__name__, x.grad
     same(run)
+
+
+# ---- squeeze with a tuple of dims, and sum_to_size (torch's op database found both) ---------------------------
+
+@pytest.mark.parametrize("dims", [(1, 3), (0,), (), [1], (-1, 1)])
+def test_squeeze_with_a_tuple_of_dims_records_torchs_node(dims):
+    """squeeze(dims) with a sequence is torch's squeeze.dims overload: SqueezeBackward2 (an int: SqueezeBackward1)."""
+    def run(lib):
+        x = lib.tensor(torch.arange(6.0, dtype=torch.float64).reshape(2, 1, 3, 1), requires_grad=True)
+        y = x.squeeze(dims)
+        (y * y).sum().backward()
+        return y, type(y.grad_fn).__name__, y._base is x, x.grad
+    same(run)
+
+
+@pytest.mark.parametrize("size", [(), (1,), (3,), (2, 3), (1, 3), (2, 1), (1, 1, 3)])
+def test_sum_to_size_as_torch(size):
+    """torch's sum_to: to the empty size it is sum() (SumBackward0) whatever the input; else the broadcast dims
+    summed (SumBackward1) and the leading ones viewed away, or the input itself when nothing is summed."""
+    def run(lib):
+        x = lib.tensor(torch.arange(6.0, dtype=torch.float64).reshape(2, 3), requires_grad=True)
+        y = x.sum_to_size(size)
+        y.sum().backward()
+        return y, type(y.grad_fn).__name__, y is x, x.grad
+    same(run)
+    same(lambda lib: type(lib.tensor(2.0, requires_grad=True).sum_to_size(()).grad_fn).__name__)
+
+
+@pytest.mark.parametrize("size", [(3, 3), (4,), (2, 3, 1), (1, 2, 3, 1)])
+def test_sum_to_size_of_a_size_it_does_not_expand_to_is_torchs_error(size):
+    """teachgrad gave a result of another shape for (3, 3) silently; torch refuses."""
+    same(lambda lib: lib.tensor(torch.ones(2, 3)).sum_to_size(size))

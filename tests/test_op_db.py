@@ -20,12 +20,7 @@ from . import opdb
 FAILURES = ("silently wrong", "crashes", "other node")
 
 # op_db key (name.variant_test_name) -> (status, why). What teachgrad does today, found by this harness.
-KNOWN = {
-    # other node names
-    "sum_to_size": ("other node", "x.sum_to_size(x.shape) returns x itself; torch records SumBackward0"),
-    "squeeze.multiple": ("other node", "squeeze(dims as a tuple): SqueezeBackward1 where torch records "
-                                       "SqueezeBackward2"),
-}
+KNOWN: dict[str, tuple[str, str]] = {}   # (none left: squeeze with a tuple of dims and sum_to_size record torch's nodes)
 
 
 # torch's nn modules (module_db): module name -> (status, why)

@@ -59,6 +59,7 @@ ONE_ARG = {
     "t": lambda lib, x: x.t(), "transpose": lambda lib, x: x.transpose(0, 1), "permute": lambda lib, x: x.permute(1, 0),
     "T_reshape": lambda lib, x: x.t().reshape(-1), "unsqueeze": lambda lib, x: x.unsqueeze(-1),
     "squeeze": lambda lib, x: x.unsqueeze(0).squeeze(), "squeeze_dim": lambda lib, x: x.unsqueeze(1).squeeze(1),
+    "squeeze_dims": lambda lib, x: x.unsqueeze(0).unsqueeze(2).squeeze((0, -2)),
     "expand": lambda lib, x: x.unsqueeze(0).expand(3, 2, 2), "select": lambda lib, x: x[1],
     "slice": lambda lib, x: x[:, 1:], "index": lambda lib, x: x[lib.tensor([1, 0, 1])],
     "flip": lambda lib, x: x.flip(0), "unbind": lambda lib, x: x.unbind(1)[0],

@@ -457,6 +457,10 @@ class TensorMethods:
     def sum_to_size(self, *size: Shape) -> Variable:
         """Sum over broadcast dimensions until the shape is `size` (undoes broadcasting)."""
         size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
+        if not _expandable(size, self.shape):   # (teachgrad summed what it could, silently, before)
+            raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
+        if not size:   # as torch's sum_to: to the empty size, the whole sum (SumBackward0)
+            return self.sum()
         lead = self.dim() - len(size)
         dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size) if n == 1 and self.shape[lead + i] != 1)
         result = self.sum(dims, keepdim=True) if dims else self
@@ -529,7 +533,11 @@ class TensorMethods:
         return ops.Unsqueeze.apply(self, dim)
 
     def squeeze(self, dim: int | Sequence[int] | None = None) -> Variable:
-        return ops.Squeeze.apply(self) if dim is None else ops.SqueezeDim.apply(self, dim)
+        if dim is None:
+            return ops.Squeeze.apply(self)
+        if isinstance(dim, (tuple, list)):   # torch's squeeze.dims overload: its own node, SqueezeBackward2
+            return ops.SqueezeDims.apply(self, tuple(dim))
+        return ops.SqueezeDim.apply(self, dim)
 
     def expand(self, *shape: Shape) -> Variable:
         return ops.Expand.apply(self, _shape_arg(shape))
@@ -841,6 +849,12 @@ class TensorMethods:
     addmv, addr, addbmm = op_families.addmv, op_families.addr, op_families.addbmm
 
     # --- end of more ops ---
+
+
+def _expandable(size: Sequence[int], shape: Sequence[int]) -> bool:
+    """Whether a tensor of `size` broadcasts to `shape` (torch's is_expandable_to): no more dims, and each of its
+    dims, matched from the right, either equal or 1."""
+    return len(size) <= len(shape) and all(n == m or n == 1 for n, m in zip(reversed(size), reversed(shape)))
 
 
 def _rebuild_variable(data, requires_grad, name=None):

@@ -490,7 +490,7 @@ RULES.update({
     statistics.Logsumexp: along(1),
     ops.Softmax: along(1), ops.LogSoftmax: along(1),
     scan.Cumsum: along(1), scan.Cumprod: along(1), scan.Logcumsumexp: along(1),
-    ops.Transpose: along(1, 2), ops.Unsqueeze: along(1, new_dim=True), ops.SqueezeDim: along(1),
+    ops.Transpose: along(1, 2), ops.Unsqueeze: along(1, new_dim=True), ops.SqueezeDim: along(1), ops.SqueezeDims: along(1),
     ops.Unbind: along(1), ops.Split: along(2), ops.SplitWithSizes: along(2), ops.Diagonal: along(2, 3),
     layout.Flip: along(1), ops.IndexSelect: along(1), linalg.MatmulSqueeze: along(1),
     # shapes

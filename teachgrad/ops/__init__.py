@@ -7,7 +7,7 @@ from .power import Pow, PowScalarBase, PowTensor
 from .linalg import Addmm, Dot, Mm, Mv, matmul
 from .pointwise import Abs, Clamp, ClampMax, ClampMaxTensor, ClampMin, ClampMinTensor, ClampTensor, Cos, Exp, Log, MaskedFill, MaskedFillTensor, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sqrt, Tanh, Where, Xlogy, XlogyScalarOther, XlogyScalarSelf
 from .reduction import Max, MaxDim, Mean, MeanDim, Min, MinDim, Norm, NormDim, Sum, SumDim
-from .shape import Alias, Cat, Clone, CopyGrad, Diagonal, Expand, FwPrimal, Index, Permute, ReshapeAlias, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, Stack, T, ToCopy, ToFreshCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem, reshape
+from .shape import Alias, Cat, Clone, CopyGrad, Diagonal, Expand, FwPrimal, Index, Permute, ReshapeAlias, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, SqueezeDims, Stack, T, ToCopy, ToFreshCopy, Transpose, Unbind, Unsqueeze, UnsafeView, View, getitem, reshape
 from .writes import Copy, Fill, FillTensor, IndexPut, Zero
 # more reductions, element-wise functions, indexing, scans, layouts, activations, layers
 from .activation import Elu, Erf, Gelu, LeakyRelu, LogSigmoid, LogSoftmax, Silu, Softmax, Softplus
