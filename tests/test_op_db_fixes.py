@@ -108,3 +108,51 @@ def test_norm_nuc_says_teachgrad_does_not_compute_it():
     x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
     with pytest.raises(NotImplementedError, match="teachgrad.*nuclear norm"):
         tg.norm(x, "nuc")
+
+
+# ---- torch's reference inputs, the last three differences (issue #34) -------------------------------------------
+
+# addcdiv's reference sample of mixed dtypes: self float64, tensor1 bfloat16, tensor2 float32 broadcast from [1, 5]
+ADDCDIV_SELF = [[-3.482348206895267, -1.375948934787745, 5.86103946712661, -1.4801335879891662, 1.4205255103467125],
+                [4.541997331086259, 1.8795684469903584, -2.236700182837372, -2.3902696052157824, -1.3410448245343904],
+                [-3.1543543256822737, -6.859923782424634, 0.375612559227011, -5.822629117489227, 7.726572523808081],
+                [-3.5860536996982173, -8.06945706155007, -6.302530557448737, -4.390587745376902, 4.127064075945592],
+                [0.14487088604252918, -1.992779109859876, -4.1879369338280235, 0.763958849210687, 0.3442047283531018]]
+ADDCDIV_T1 = [[-4.53125, 0.8515625, 8.125, 8.0625, -1.7578125], [8.4375, 3.28125, 8.1875, 0.267578125, -7.625],
+              [-2.453125, 2.703125, 4.8125, -8.9375, 7.0], [-8.0625, 5.28125, 8.875, 2.21875, -1.6953125],
+              [4.96875, -2.671875, -6.65625, -6.375, 4.21875]]
+ADDCDIV_T2 = [[6.873517036437988, 0.36443495750427246, -8.726309776306152, -8.84347152709961, -2.032266855239868]]
+
+
+def _addcdiv_leaves(lib, fw=None):
+    """The three inputs (with tangents from a fixed generator under forward mode `fw`)."""
+    generator = torch.Generator().manual_seed(3)
+    leaves = []
+    for data, dtype in ((ADDCDIV_SELF, torch.float64), (ADDCDIV_T1, torch.bfloat16), (ADDCDIV_T2, torch.float32)):
+        leaf = lib.tensor(data, dtype=dtype)
+        if fw is None:
+            leaves.append(leaf.requires_grad_())
+        else:
+            leaves.append(fw.make_dual(leaf, lib.tensor(torch.randn(leaf.shape, generator=generator).to(dtype))))
+    return leaves
+
+
+@pytest.mark.parametrize("value", [1, True, 3, 3.14, -3, 0.5])
+def test_addcdiv_gradient_and_tangent_in_torchs_dtypes(value):
+    """torch's derivatives.yaml: tensor1's gradient grad * (value / tensor2), tensor2's -grad * (value * tensor1 /
+    (tensor2 * tensor2)): value * tensor1 stays bfloat16, divided by a float32 it is float32, and only then times
+    the float64 grad. Its tangent: self_t + t1_t / t2 * value - t2_t * (t1 / t2) / t2 * value, in those dtypes."""
+    def gradient(lib):
+        a, t1, t2 = _addcdiv_leaves(lib)
+        out = lib.addcdiv(a, t1, t2, value=value)
+        cotangent = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(1))
+        grads = lib.autograd.grad(out, (a, t1, t2), cotangent if lib is torch else tg.Variable(cotangent),
+                                  create_graph=True)
+        return (out, type(out.grad_fn).__name__) + tuple(grads)
+
+    def tangent(lib):
+        fw = gfw if lib is tg else tfw
+        with fw.dual_level():
+            return fw.unpack_dual(lib.addcdiv(*_addcdiv_leaves(lib, fw), value=value)).tangent
+    same(gradient)
+    same(tangent)

@@ -491,7 +491,12 @@ class Addcmul(Function, node="AddcmulBackward0", saves=("tensor1", "tensor2")):
 
 
 class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2")):
-    """a + value * t1 / t2: d/da = 1, d/dt1 = value / t2, d/dt2 = -value t1 / t2²."""
+    """a + value * t1 / t2: d/da = 1, d/dt1 = value / t2, d/dt2 = -value t1 / t2².
+
+    Each formula is grouped as torch's derivatives.yaml groups it: with inputs of different dtypes (a float64,
+    t1 bfloat16, t2 float32) each product is computed in its operands' promoted dtype, so the grouping decides
+    the precision, not only the rounding (value * t1 stays bfloat16; times the float64 grad first, it would not).
+    """
 
     @staticmethod
     def forward(ctx, a, t1, t2, value):
@@ -502,11 +507,23 @@ class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2")):
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
-        return grad, grad * ctx.value / t2, -grad * ctx.value * t1 / (t2 * t2), None
+        value = ctx.value
+        return grad, grad * (value / t2), -grad * (value * t1 / (t2 * t2)), None
 
     @staticmethod
     def jvp(ctx, ta, t1t, t2t, _value):
-        """value * (t1' / t2 - t1 t2' / t2²), grouped as torch's formula (so its rounding)."""
+        """self_t + t1_t / t2 * value - t2_t * (t1 / t2) / t2 * value (value's product skipped where value is 1)."""
         _, t1, t2, value = ctx._primals
-        inner = total(None if t1t is None else t1t / t2, None if t2t is None else -(t1 * t2t / (t2 * t2)))
-        return total(ta, None if inner is None else inner * value)
+        tangent = ta
+        if t1t is not None:
+            term = _times_value(t1t / t2, value)
+            tangent = term if tangent is None else tangent + term
+        if t2t is not None:
+            term = _times_value(t2t * (t1 / t2) / t2, value)
+            tangent = -term if tangent is None else tangent - term
+        return tangent
+
+
+def _times_value(tangent, value):
+    """tangent * value, or the tangent itself where value is 1 (torch's maybe_multiply: True counts as 1)."""
+    return tangent if value == 1 else tangent * value
