@@ -133,7 +133,8 @@ def _addcdiv_leaves(lib, fw=None):
         if fw is None:
             leaves.append(leaf.requires_grad_())
         else:
-            leaves.append(fw.make_dual(leaf, lib.tensor(torch.randn(leaf.shape, generator=generator).to(dtype))))
+            tangent = torch.randn(leaf.shape, generator=generator).to(dtype)
+            leaves.append(fw.make_dual(leaf, tangent if lib is torch else tg.Variable(tangent)))
     return leaves
 
 
@@ -141,14 +142,19 @@ def _addcdiv_leaves(lib, fw=None):
 def test_addcdiv_gradient_and_tangent_in_torchs_dtypes(value):
     """torch's derivatives.yaml: tensor1's gradient grad * (value / tensor2), tensor2's -grad * (value * tensor1 /
     (tensor2 * tensor2)): value * tensor1 stays bfloat16, divided by a float32 it is float32, and only then times
-    the float64 grad. Its tangent: self_t + t1_t / t2 * value - t2_t * (t1 / t2) / t2 * value, in those dtypes."""
+    the float64 grad; `value / tensor2` is a tensor of value divided (its second derivative is div's). Its
+    tangent: self_t + t1_t / t2 * value - t2_t * (t1 / t2) / t2 * value, in those dtypes."""
     def gradient(lib):
         a, t1, t2 = _addcdiv_leaves(lib)
         out = lib.addcdiv(a, t1, t2, value=value)
         cotangent = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(1))
         grads = lib.autograd.grad(out, (a, t1, t2), cotangent if lib is torch else tg.Variable(cotangent),
                                   create_graph=True)
-        return (out, type(out.grad_fn).__name__) + tuple(grads)
+        generator = torch.Generator().manual_seed(2)
+        cotangents = [torch.randn(g.shape, generator=generator).to(g.dtype) for g in grads[1:]]
+        seconds = lib.autograd.grad(grads[1:], (t1, t2), cotangents if lib is torch else
+                                    [tg.Variable(c) for c in cotangents])
+        return (out, type(out.grad_fn).__name__) + tuple(grads) + tuple(seconds)
 
     def tangent(lib):
         fw = gfw if lib is tg else tfw

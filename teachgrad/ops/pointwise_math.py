@@ -508,7 +508,7 @@ class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2")):
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
         value = ctx.value
-        return grad, grad * (value / t2), -grad * (value * t1 / (t2 * t2)), None
+        return grad, grad * (_filled(value, t2) / t2), -grad * (value * t1 / (t2 * t2)), None
 
     @staticmethod
     def jvp(ctx, ta, t1t, t2t, _value):
@@ -522,6 +522,12 @@ class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2")):
             term = _times_value(t2t * (t1 / t2) / t2, value)
             tangent = -term if tangent is None else tangent - term
         return tangent
+
+
+def _filled(value, like):
+    """A constant tensor of value shaped as `like`: torch's C++ `value / tensor` divides such a tensor (recorded as
+    DivBackward0, so its second derivative is div's), where Python's `value / tensor` is a reciprocal times value."""
+    return torch.full_like(getattr(like, "data", like), value)
 
 
 def _times_value(tangent, value):
