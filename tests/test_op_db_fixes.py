@@ -162,3 +162,41 @@ def test_addcdiv_gradient_and_tangent_in_torchs_dtypes(value):
             return fw.unpack_dual(lib.addcdiv(*_addcdiv_leaves(lib, fw), value=value)).tangent
     same(gradient)
     same(tangent)
+
+
+ELU_WITH_NANS = [NAN if i % 3 == 0 else (i - 18) / 4 for i in range(37)] + [INF, -INF, 0.0, -0.0]
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.8])
+def test_elu_second_derivative_at_nan_is_torchs(alpha):
+    """torch's second derivative of elu is elu_double_backward: elu_backward (the kernel) of grad * grad_output *
+    input_scale, times (x < 0). At nan that is the kernel's value times 0: nan where the kernel gives nan (its
+    vectorized loop), 0 where it gives a number (its scalar loop, on the tail)."""
+    assert_twins(lambda lib, x: lib.nn.functional.elu(x, alpha=alpha), ELU_WITH_NANS)
+
+    def first_gradient_node(lib):
+        x = lib.tensor(ELU_WITH_NANS, dtype=torch.float64, requires_grad=True)
+        g, = lib.autograd.grad(lib.nn.functional.elu(x, alpha=alpha).sum(), x, create_graph=True)
+        return g, type(g.grad_fn).__name__
+    same(first_gradient_node)
+
+
+def test_elu_third_derivative_and_forward_over_reverse_at_nan():
+    """elu_double_backward is itself elu_backward (differentiable again); the first gradient's tangent is
+    elu_backward(grad_output_t) + elu_double_backward(x_t) (derivatives.yaml), nan where torch's is."""
+    def third(lib):
+        x = lib.tensor(ELU_WITH_NANS, dtype=torch.float64, requires_grad=True)
+        g, = lib.autograd.grad(lib.nn.functional.elu(x, alpha=0.8).sum(), x, create_graph=True)
+        g2, = lib.autograd.grad((g * g).sum(), x, create_graph=True)
+        g3, = lib.autograd.grad(g2.sum(), x)
+        return g, g2, g3
+
+    def forward_over_reverse(lib):
+        fw = gfw if lib is tg else tfw
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor(ELU_WITH_NANS, dtype=torch.float64),
+                             lib.ones(len(ELU_WITH_NANS), dtype=torch.float64) * 0.5).requires_grad_()
+            g, = lib.autograd.grad(lib.nn.functional.elu(x, alpha=0.8).sum(), x, create_graph=True)
+            return fw.unpack_dual(g).tangent
+    same(third)
+    same(forward_over_reverse)
