@@ -200,3 +200,22 @@ def test_elu_third_derivative_and_forward_over_reverse_at_nan():
             return fw.unpack_dual(g).tangent
     same(third)
     same(forward_over_reverse)
+
+
+# two elements of sinc's reference sample where teachgrad's second derivative differed (8e-7), and a few others
+SINC_NEAR_ZERO = [1.1781659787768461e-06, -7.482292343707897e-06, 0.0, -0.0, 3e-9, 0.5, -2.5, 1e-3, INF, NAN]
+
+
+def test_sinc_first_and_second_derivative_near_zero_are_torchs_bits():
+    """torch's sinc_backward: grad * ((pi x cos(pi x) - sin(pi x)) / (pi x²)), 0 where pi x² is 0; near 0 the
+    numerator cancels, so the grouping and the order in which the second derivative's terms are summed show."""
+    def derivatives(lib):
+        x = lib.tensor(SINC_NEAR_ZERO, dtype=torch.float64, requires_grad=True)
+        y = lib.sinc(x)
+        generator = torch.Generator().manual_seed(1)
+        ct, ct2 = (torch.randn(len(SINC_NEAR_ZERO), dtype=torch.float64, generator=generator) for _ in range(2))
+        wrap = (lambda t: t) if lib is torch else tg.Variable
+        g, = lib.autograd.grad(y, x, wrap(ct), create_graph=True)
+        g2, = lib.autograd.grad(g, x, wrap(ct2))
+        return y, type(y.grad_fn).__name__, g, g2
+    same(derivatives)

@@ -124,9 +124,20 @@ class Sinc(Function, node="SincBackward0", saves=("self",)):
 
 
 def sinc_derivative(grad, a):
+    """grad times the slope, as torch's sinc_backward computes it. Near 0 the two terms of the numerator cancel
+    (pi a cos(pi a) and sin(pi a) agree to many digits), so the rounding shows, and the order counts twice:
+
+    - the quotient first, then times grad (in the first derivative's last bits);
+    - sin(pi a) is recorded before pi a cos(pi a), as torch's compiled kernel records them. Under create_graph
+      the second derivative sums three terms into pi a; the engine runs the later-recorded node first, so this
+      order gives torch's sum (pi a cos term + cos's term + sin's term, not the two cancelling terms first), in
+      the 7th digit near 0.
+    """
     pi_a = a * math.pi
     pi_a_squared = a * a * math.pi
-    return (grad * (pi_a * pi_a.cos() - pi_a.sin()) / pi_a_squared).masked_fill(pi_a_squared == 0, 0.0)
+    sin_pi_a = pi_a.sin()
+    slope = (pi_a * pi_a.cos() - sin_pi_a) / pi_a_squared
+    return (grad * slope).masked_fill(pi_a_squared == 0, 0.0)
 
 
 # --- exponentials, logarithms, the gamma family, the error function ---
