@@ -95,16 +95,8 @@ def test_refusals_name_the_op(results):
 REFERENCE_GUARDED = ("__rpow__", "__rsub__", "logsumexp", "nn.functional.relu", "nn.functional.softplus", "pow",
                      "contiguous", "clamp_min", "clamp_max", "xlogy", "atan2", "fmax", "fmin", "true_divide",
                      "nn.functional.prelu", "nn.functional.hardtanh", "nn.functional.hardshrink", "copysign", "fmod",
-                     "remainder", "nn.functional.batch_norm", "norm")
-KNOWN_REFERENCE = {
-    "nn.functional.elu": ("silently wrong", "the second derivative at nan: torch's elu_double_backward gives nan or 0 "
-                                            "there depending on which of its kernel's loops (vectorized or not) the "
-                                            "element falls in"),
-    "addcdiv": ("silently wrong", "the tangent on huge values differs from torch's in the 7th digit (1e-6 absolute): "
-                                  "the same formula, rounded otherwise"),
-    "sinc": ("silently wrong", "the second derivative differs from torch's by 8e-7 on one reference sample: the same "
-                               "formula, differentiated by teachgrad's div/mul/cos nodes, rounded otherwise"),
-}
+                     "remainder", "nn.functional.batch_norm", "norm", "nn.functional.elu", "addcdiv", "sinc")
+KNOWN_REFERENCE = {}   # op_db key: (status, why), for an op still differing on them (none today)
 
 
 @pytest.mark.parametrize("key", REFERENCE_GUARDED + tuple(KNOWN_REFERENCE))

@@ -108,3 +108,114 @@ def test_norm_nuc_says_teachgrad_does_not_compute_it():
     x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
     with pytest.raises(NotImplementedError, match="teachgrad.*nuclear norm"):
         tg.norm(x, "nuc")
+
+
+# ---- torch's reference inputs, the last three differences (issue #34) -------------------------------------------
+
+# addcdiv's reference sample of mixed dtypes: self float64, tensor1 bfloat16, tensor2 float32 broadcast from [1, 5]
+ADDCDIV_SELF = [[-3.482348206895267, -1.375948934787745, 5.86103946712661, -1.4801335879891662, 1.4205255103467125],
+                [4.541997331086259, 1.8795684469903584, -2.236700182837372, -2.3902696052157824, -1.3410448245343904],
+                [-3.1543543256822737, -6.859923782424634, 0.375612559227011, -5.822629117489227, 7.726572523808081],
+                [-3.5860536996982173, -8.06945706155007, -6.302530557448737, -4.390587745376902, 4.127064075945592],
+                [0.14487088604252918, -1.992779109859876, -4.1879369338280235, 0.763958849210687, 0.3442047283531018]]
+ADDCDIV_T1 = [[-4.53125, 0.8515625, 8.125, 8.0625, -1.7578125], [8.4375, 3.28125, 8.1875, 0.267578125, -7.625],
+              [-2.453125, 2.703125, 4.8125, -8.9375, 7.0], [-8.0625, 5.28125, 8.875, 2.21875, -1.6953125],
+              [4.96875, -2.671875, -6.65625, -6.375, 4.21875]]
+ADDCDIV_T2 = [[6.873517036437988, 0.36443495750427246, -8.726309776306152, -8.84347152709961, -2.032266855239868]]
+
+
+def _addcdiv_leaves(lib, fw=None):
+    """The three inputs (with tangents from a fixed generator under forward mode `fw`)."""
+    generator = torch.Generator().manual_seed(3)
+    leaves = []
+    for data, dtype in ((ADDCDIV_SELF, torch.float64), (ADDCDIV_T1, torch.bfloat16), (ADDCDIV_T2, torch.float32)):
+        leaf = lib.tensor(data, dtype=dtype)
+        if fw is None:
+            leaves.append(leaf.requires_grad_())
+        else:
+            tangent = torch.randn(leaf.shape, generator=generator).to(dtype)
+            leaves.append(fw.make_dual(leaf, tangent if lib is torch else tg.Variable(tangent)))
+    return leaves
+
+
+@pytest.mark.parametrize("value", [1, True, 3, 3.14, -3, 0.5])
+def test_addcdiv_gradient_and_tangent_in_torchs_dtypes(value):
+    """torch's derivatives.yaml: tensor1's gradient grad * (value / tensor2), tensor2's -grad * (value * tensor1 /
+    (tensor2 * tensor2)): value * tensor1 stays bfloat16, divided by a float32 it is float32, and only then times
+    the float64 grad; `value / tensor2` is a tensor of value divided (its second derivative is div's). Its
+    tangent: self_t + t1_t / t2 * value - t2_t * (t1 / t2) / t2 * value, in those dtypes."""
+    def gradient(lib):
+        a, t1, t2 = _addcdiv_leaves(lib)
+        out = lib.addcdiv(a, t1, t2, value=value)
+        cotangent = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(1))
+        grads = lib.autograd.grad(out, (a, t1, t2), cotangent if lib is torch else tg.Variable(cotangent),
+                                  create_graph=True)
+        generator = torch.Generator().manual_seed(2)
+        cotangents = [torch.randn(g.shape, generator=generator).to(g.dtype) for g in grads[1:]]
+        seconds = lib.autograd.grad(grads[1:], (t1, t2), cotangents if lib is torch else
+                                    [tg.Variable(c) for c in cotangents])
+        return (out, type(out.grad_fn).__name__) + tuple(grads) + tuple(seconds)
+
+    def tangent(lib):
+        fw = gfw if lib is tg else tfw
+        with fw.dual_level():
+            return fw.unpack_dual(lib.addcdiv(*_addcdiv_leaves(lib, fw), value=value)).tangent
+    same(gradient)
+    same(tangent)
+
+
+ELU_WITH_NANS = [NAN if i % 3 == 0 else (i - 18) / 4 for i in range(37)] + [INF, -INF, 0.0, -0.0]
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.8])
+def test_elu_second_derivative_at_nan_is_torchs(alpha):
+    """torch's second derivative of elu is elu_double_backward: elu_backward (the kernel) of grad * grad_output *
+    input_scale, times (x < 0). At nan that is the kernel's value times 0: nan where the kernel gives nan (its
+    vectorized loop), 0 where it gives a number (its scalar loop, on the tail)."""
+    assert_twins(lambda lib, x: lib.nn.functional.elu(x, alpha=alpha), ELU_WITH_NANS)
+
+    def first_gradient_node(lib):
+        x = lib.tensor(ELU_WITH_NANS, dtype=torch.float64, requires_grad=True)
+        g, = lib.autograd.grad(lib.nn.functional.elu(x, alpha=alpha).sum(), x, create_graph=True)
+        return g, type(g.grad_fn).__name__
+    same(first_gradient_node)
+
+
+def test_elu_third_derivative_and_forward_over_reverse_at_nan():
+    """elu_double_backward is itself elu_backward (differentiable again); the first gradient's tangent is
+    elu_backward(grad_output_t) + elu_double_backward(x_t) (derivatives.yaml), nan where torch's is."""
+    def third(lib):
+        x = lib.tensor(ELU_WITH_NANS, dtype=torch.float64, requires_grad=True)
+        g, = lib.autograd.grad(lib.nn.functional.elu(x, alpha=0.8).sum(), x, create_graph=True)
+        g2, = lib.autograd.grad((g * g).sum(), x, create_graph=True)
+        g3, = lib.autograd.grad(g2.sum(), x)
+        return g, g2, g3
+
+    def forward_over_reverse(lib):
+        fw = gfw if lib is tg else tfw
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor(ELU_WITH_NANS, dtype=torch.float64),
+                             lib.ones(len(ELU_WITH_NANS), dtype=torch.float64) * 0.5).requires_grad_()
+            g, = lib.autograd.grad(lib.nn.functional.elu(x, alpha=0.8).sum(), x, create_graph=True)
+            return fw.unpack_dual(g).tangent
+    same(third)
+    same(forward_over_reverse)
+
+
+# two elements of sinc's reference sample where teachgrad's second derivative differed (8e-7), and a few others
+SINC_NEAR_ZERO = [1.1781659787768461e-06, -7.482292343707897e-06, 0.0, -0.0, 3e-9, 0.5, -2.5, 1e-3, INF, NAN]
+
+
+def test_sinc_first_and_second_derivative_near_zero_are_torchs_bits():
+    """torch's sinc_backward: grad * ((pi x cos(pi x) - sin(pi x)) / (pi x²)), 0 where pi x² is 0; near 0 the
+    numerator cancels, so the grouping and the order in which the second derivative's terms are summed show."""
+    def derivatives(lib):
+        x = lib.tensor(SINC_NEAR_ZERO, dtype=torch.float64, requires_grad=True)
+        y = lib.sinc(x)
+        generator = torch.Generator().manual_seed(1)
+        ct, ct2 = (torch.randn(len(SINC_NEAR_ZERO), dtype=torch.float64, generator=generator) for _ in range(2))
+        wrap = (lambda t: t) if lib is torch else tg.Variable
+        g, = lib.autograd.grad(y, x, wrap(ct), create_graph=True)
+        g2, = lib.autograd.grad(g, x, wrap(ct2))
+        return y, type(y.grad_fn).__name__, g, g2
+    same(derivatives)

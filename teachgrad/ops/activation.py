@@ -5,7 +5,10 @@ Each derivative is written once, in `*_derivative(x, ...)`, with operations torc
 Variables share: backward multiplies it by the gradient (and records a graph under create_graph),
 jvp by the tangent. A first-order backward on plain tensors calls torch's own backward kernel where
 there is one (`kernel`), so the gradient is torch's to the bit, not only to round-off. Formulas from torch's derivatives.yaml and its gelu/silu/softplus/elu/leaky_relu
-backward kernels. Softmax and log_softmax, last, are written out in full.
+backward kernels. Elu's gradient is torch's kernel at every order: under create_graph it is a node of its own
+(EluBackwardBackward0, as torch's), differentiated by torch's formulas for elu_backward, because at nan the
+kernel's answer depends on where the element falls (tests/test_op_db_fixes.py). Softmax and log_softmax, last,
+are written out in full.
 """
 import math
 
@@ -13,7 +16,6 @@ import torch
 import torch.nn.functional as F
 
 from ..core.function import Function
-from ..rules import variable_class
 
 
 class _Elementwise(Function, saves=("self",)):
@@ -97,35 +99,72 @@ class Softplus(_Elementwise, node="SoftplusBackward0"):
     kernel = staticmethod(torch.ops.aten.softplus_backward.default)
 
 
-def elu_derivative(x, alpha, scale, input_scale):
-    """scale for x > 0, else input_scale * scale * alpha * exp(x * input_scale).
+def elu_backward(grad, x, alpha, scale, input_scale):
+    """grad * elu'(x): torch's elu_backward kernel on plain tensors; recorded as EluBackwardBackward0 otherwise.
 
-    (exp of x where x < 0, else of 0: the branch not taken must not overflow, or a second derivative would see
-    inf * 0; and, as torch's elu_double_backward, the second derivative is nonzero only where x < 0.)
+    elu'(x) is scale for x > 0, else input_scale * scale * alpha * exp(x * input_scale). At nan the kernel gives
+    nan in its vectorized loop and grad * scale in its scalar loop (the tail of the tensor): only calling the
+    kernel itself gives torch's numbers there, at every order.
     """
-    negative = (x.where(x < 0, 0.0) * input_scale).exp() * (input_scale * scale * alpha)
-    return negative.where(x <= 0, float(scale))
+    if isinstance(grad, torch.Tensor) and isinstance(x, torch.Tensor):
+        return torch.ops.aten.elu_backward(grad, alpha, scale, input_scale, False, x)
+    return EluBackward.apply(grad, x, alpha, scale, input_scale)
 
 
-def elu_derivative_at_nan_as_torch(x, alpha, scale, input_scale):
-    """elu_derivative, except at nan elements: there what torch's elu_backward kernel gives (nan or scale: its
-    vectorized and its scalar loops differ)."""
-    slope = elu_derivative(x, alpha, scale, input_scale)
-    data = x.data if isinstance(x, variable_class.Variable) else x
-    nan = data.isnan()
-    if not bool(nan.any()):
-        return slope
-    kernel = torch.ops.aten.elu_backward(torch.ones_like(data), alpha, scale, input_scale, False, data)
-    return slope.where(~nan, kernel)
+def elu_double_backward(grad, grad_output, x, alpha, scale, input_scale):
+    """The derivative of elu_backward in x (torch's elu_double_backward, for a saved input): elu_backward of
+    grad * grad_output * input_scale, kept only where x < 0 (elsewhere the slope is the constant scale; at nan
+    the kernel's value times 0, so nan where the kernel gave nan)."""
+    negative = (getattr(x, "data", x) < 0).to(getattr(grad, "data", grad).dtype)
+    return elu_backward(grad * grad_output * input_scale, x, alpha, scale, input_scale) * negative
 
 
-class Elu(_Elementwise, node="EluBackward0"):
-    """elu(a) = a for a > 0, alpha (exp(a) - 1) otherwise (scale and input_scale as torch's selu/celu use them)."""
+class Elu(Function, node="EluBackward0", saves=("self",)):
+    """elu(a) = a for a > 0, alpha (exp(a) - 1) otherwise (scale and input_scale as torch's selu/celu use them).
 
-    function = staticmethod(lambda a, alpha, scale, input_scale: torch.ops.aten.elu(a, alpha, scale, input_scale))
-    derivative = staticmethod(elu_derivative_at_nan_as_torch)
-    kernel = staticmethod(lambda grad, a, alpha, scale, input_scale:
-                          torch.ops.aten.elu_backward(grad, alpha, scale, input_scale, False, a))
+    Its gradient is elu_backward(grad, a), torch's kernel; under create_graph that is a node of its own
+    (EluBackward below), whose derivatives are torch's formulas for elu_backward."""
+
+    @staticmethod
+    def forward(ctx, a, alpha, scale, input_scale):
+        ctx.options = (alpha, scale, input_scale)
+        ctx.save_for_backward(a)
+        return torch.ops.aten.elu(a, alpha, scale, input_scale)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return elu_backward(grad, a, *ctx.options), None, None, None
+
+    @staticmethod
+    def jvp(ctx, ta, *_):
+        return elu_backward(ta, ctx._primals[0], *ctx.options)
+
+
+class EluBackward(Function, node="EluBackwardBackward0", saves=("grad_output", "self_or_result")):
+    """elu_backward(grad_output, a) = grad_output * elu'(a), recorded: the first gradient of elu under
+    create_graph. d/dgrad_output is elu_backward again; d/da is elu_double_backward (derivatives.yaml)."""
+
+    @staticmethod
+    def forward(ctx, grad_output, a, alpha, scale, input_scale):
+        ctx.options = (alpha, scale, input_scale)
+        ctx.save_for_backward(grad_output, a)
+        return torch.ops.aten.elu_backward(grad_output, alpha, scale, input_scale, False, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_output, a = ctx.saved_tensors
+        return (elu_backward(grad, a, *ctx.options), elu_double_backward(grad, grad_output, a, *ctx.options),
+                None, None, None)
+
+    @staticmethod
+    def jvp(ctx, t_grad_output, t_a, *_):
+        """elu_backward(grad_output_t, a) + elu_double_backward(a_t, grad_output, a)."""
+        grad_output, a = ctx._primals[:2]
+        terms = [] if t_grad_output is None else [elu_backward(t_grad_output, a, *ctx.options)]
+        if t_a is not None:
+            terms.append(elu_double_backward(t_a, grad_output, a, *ctx.options))
+        return terms[0] if len(terms) == 1 else terms[0] + terms[1]
 
 
 def leaky_relu_derivative(x, negative_slope):

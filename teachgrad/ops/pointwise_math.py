@@ -124,9 +124,20 @@ class Sinc(Function, node="SincBackward0", saves=("self",)):
 
 
 def sinc_derivative(grad, a):
+    """grad times the slope, as torch's sinc_backward computes it. Near 0 the two terms of the numerator cancel
+    (pi a cos(pi a) and sin(pi a) agree to many digits), so the rounding shows, and the order counts twice:
+
+    - the quotient first, then times grad (in the first derivative's last bits);
+    - sin(pi a) is recorded before pi a cos(pi a), as torch's compiled kernel records them. Under create_graph
+      the second derivative sums three terms into pi a; the engine runs the later-recorded node first, so this
+      order gives torch's sum (pi a cos term + cos's term + sin's term, not the two cancelling terms first), in
+      the 7th digit near 0.
+    """
     pi_a = a * math.pi
     pi_a_squared = a * a * math.pi
-    return (grad * (pi_a * pi_a.cos() - pi_a.sin()) / pi_a_squared).masked_fill(pi_a_squared == 0, 0.0)
+    sin_pi_a = pi_a.sin()
+    slope = (pi_a * pi_a.cos() - sin_pi_a) / pi_a_squared
+    return (grad * slope).masked_fill(pi_a_squared == 0, 0.0)
 
 
 # --- exponentials, logarithms, the gamma family, the error function ---
@@ -491,7 +502,12 @@ class Addcmul(Function, node="AddcmulBackward0", saves=("tensor1", "tensor2")):
 
 
 class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2")):
-    """a + value * t1 / t2: d/da = 1, d/dt1 = value / t2, d/dt2 = -value t1 / t2²."""
+    """a + value * t1 / t2: d/da = 1, d/dt1 = value / t2, d/dt2 = -value t1 / t2².
+
+    Each formula is grouped as torch's derivatives.yaml groups it: with inputs of different dtypes (a float64,
+    t1 bfloat16, t2 float32) each product is computed in its operands' promoted dtype, so the grouping decides
+    the precision, not only the rounding (value * t1 stays bfloat16; times the float64 grad first, it would not).
+    """
 
     @staticmethod
     def forward(ctx, a, t1, t2, value):
@@ -502,11 +518,29 @@ class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2")):
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
-        return grad, grad * ctx.value / t2, -grad * ctx.value * t1 / (t2 * t2), None
+        value = ctx.value
+        return grad, grad * (_filled(value, t2) / t2), -grad * (value * t1 / (t2 * t2)), None
 
     @staticmethod
     def jvp(ctx, ta, t1t, t2t, _value):
-        """value * (t1' / t2 - t1 t2' / t2²), grouped as torch's formula (so its rounding)."""
+        """self_t + t1_t / t2 * value - t2_t * (t1 / t2) / t2 * value (value's product skipped where value is 1)."""
         _, t1, t2, value = ctx._primals
-        inner = total(None if t1t is None else t1t / t2, None if t2t is None else -(t1 * t2t / (t2 * t2)))
-        return total(ta, None if inner is None else inner * value)
+        tangent = ta
+        if t1t is not None:
+            term = _times_value(t1t / t2, value)
+            tangent = term if tangent is None else tangent + term
+        if t2t is not None:
+            term = _times_value(t2t * (t1 / t2) / t2, value)
+            tangent = -term if tangent is None else tangent - term
+        return tangent
+
+
+def _filled(value, like):
+    """A constant tensor of value shaped as `like`: torch's C++ `value / tensor` divides such a tensor (recorded as
+    DivBackward0, so its second derivative is div's), where Python's `value / tensor` is a reciprocal times value."""
+    return torch.full_like(getattr(like, "data", like), value)
+
+
+def _times_value(tangent, value):
+    """tangent * value, or the tangent itself where value is 1 (torch's maybe_multiply: True counts as 1)."""
+    return tangent if value == 1 else tangent * value
