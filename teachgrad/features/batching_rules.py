@@ -13,7 +13,8 @@ of its outputs are batched (`BatchedVariable.of(output, levels)`). Three kinds c
 
 An op missing from RULES raises, naming the op: never a loop over the batch, never a wrong number.
 
-Guarded by tests/test_vmap.py and tests/test_vmap_layers.py (convolution, pooling, batch norm, losses).
+Guarded by tests/test_vmap.py, tests/test_vmap_layers.py (convolution, pooling, batch norm, losses) and
+tests/test_vmap_more_ops.py (the ops of torch's op database: amax, prod, median, addmv, pads, adaptive pools, ...).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from .. import ops
 from ..core.variable import Variable
 from ..rules import batching, torch_leaves
 from ..nn import functional as F
-from ..ops import activation_more, layers, layout, linalg, pointwise_math, scan, statistics, unary
+from ..ops import activation_more, layers, layout, linalg, pointwise_math, rnn, scan, statistics, unary
 from .batched_variable import BatchedVariable, aligned_shape, batch_sizes, levels_of, wrap_dim
 
 Rule = Callable[[type, tuple, tuple], Any]
@@ -448,6 +449,104 @@ def _batch_norm(op: type, args: tuple, levels: tuple) -> Any:
     return _out(ops.reshape(out, [batch_sizes[lv] for lv in levels] + [shape[0], shape[2]] + shape[3:]), levels)
 
 
+# --- the ops of torch's op database: reductions that pick or skip, products with an added term, pads, pools ------
+
+def _all_of_example(position: int, rule: Rule) -> Rule:
+    """A rule for a reduction whose dim argument at `position` may be None (or (), for amax and amin), the whole
+    example, and whose last argument is keepdim (amax, aminmax, nansum, var_mean): the whole example is reduced as
+    its flattened last dim, and keepdim gives a size-1 dim back for each of the example's. Other dims: `rule`."""
+    def whole_rule(op: type, args: tuple, levels: tuple) -> Any:
+        dim = args[position]
+        if not (dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)):
+            return rule(op, args, levels)
+        ndim, keepdim = _logical_dim(args[0]), args[-1]
+        flat = list(args)
+        flat[0], flat[-1] = _flat(align(args[0], levels), levels), False
+        flat[position] = -1 if op is ops.Aminmax else (-1,)       # (aminmax's dim is one int)
+        result = op.apply(*flat)
+
+        def kept(r: Any) -> Any:
+            if not (keepdim and isinstance(r, Variable)):
+                return r
+            return ops.reshape(r, list(r._data.shape[:len(levels)]) + [1] * ndim)
+        return _out(tuple(kept(r) for r in result) if isinstance(result, tuple) else kept(result), levels)
+    return whole_rule
+
+
+def _first_example(x: Any) -> Any:
+    """x's first example, a plain Variable (x itself where it is not batched): to get an op's own error."""
+    if not levels_of(x):
+        return x
+    return Variable._make(x._data[(0,) * len(levels_of(x))])
+
+
+def _add_product(product: Callable[[Variable, Variable], Variable]) -> Rule:
+    """addmm, addmv, addr, baddbmm, addbmm as torch defines them: beta * input + alpha * product(a, b), the product
+    of the factors lined up at every level (size 1 where one is not batched: matmul broadcasts). The input must
+    broadcast to the product's shape (else the op's own error, from one example). With beta 0 the input is not
+    read (a nan in it does not reach the result), as torch's kernels."""
+    def rule(op: type, args: tuple, levels: tuple) -> Any:
+        input, a, b, beta, alpha = args
+        try:
+            result = product(align(a, levels), align(b, levels))
+            shape = list(result._data.shape[len(levels):])
+            fits = list(torch.broadcast_shapes(tuple(input.shape), tuple(shape))) == shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            op.apply(*[_first_example(x) for x in args])          # (raises torch's error)
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} with these shapes")
+        if alpha != 1:
+            result = ops.MulByNumber.apply(result, alpha)
+        result = BatchedVariable.of(result, levels)
+        if beta == 0:
+            return _out(align(result, levels, expand=True), levels)
+        if beta != 1:
+            input = pointwise(ops.MulByNumber, (input, beta), levels_of(input)) if levels_of(input) \
+                else ops.MulByNumber.apply(input, beta)
+        return pointwise(ops.Add, (input, result), levels)
+    return rule
+
+
+def _outer(a: Variable, b: Variable) -> Variable:
+    return ops.Mul.apply(ops.Unsqueeze.apply(a, -1), ops.Unsqueeze.apply(b, -2))
+
+
+def _summed_bmm(a: Variable, b: Variable) -> Variable:
+    """addbmm's product: the example's batch of matrix products, summed (its batch is the dim before the last two)."""
+    return ops.SumDim.apply(ops.matmul(a, b), -3, False)
+
+
+def _vdot(op: type, args: tuple, levels: tuple) -> Any:
+    if any(_is_tensor(a) and a.dtype.is_complex for a in args):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for Vdot of complex tensors")
+    return _dot(op, args, levels)
+
+
+def _trace(op: type, args: tuple, levels: tuple) -> Any:
+    """trace: the sum of the diagonal of each example's last two dims (an example that is no matrix: torch's error)."""
+    _refuse_rank(op, args, (2,))
+    diagonal = ops.Diagonal.apply(align(args[0], levels), 0, -2, -1)
+    return _out(ops.SumDim.apply(diagonal, -1, False), levels)
+
+
+def _spatial(d: int) -> Rule:
+    """A rule for an op on its input's last `d` dims with one channel dim before them and maybe N before that
+    (reflection and replication pads, adaptive pooling): the batch dims folded into N, as the pool rules do."""
+    def rule(op: type, args: tuple, levels: tuple) -> Any:
+        if any(levels_of(a) for a in args[1:]):
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} with a batched option")
+        _refuse_rank(op, args, (d + 1, d + 2))
+        return _into_n(op, args, levels, n_dims=_logical_dim(args[0]) - d - 1)
+    return rule
+
+
+def _prelu(op: type, args: tuple, levels: tuple) -> Any:
+    """prelu: nn.functional.prelu has shaped the weight to broadcast along the example's channels (dim 1: a (C, 1,
+    ...) weight) or to one number, so the kernel is element by element; a 0-dim example with a 0-dim weight too."""
+    return pointwise(op, args, levels)
+
+
 # --- the table: op -> its batching rule -------------------------------------------------------------------------
 
 POINTWISE_OPS = (
@@ -517,4 +616,24 @@ RULES.update({
     scan.Sort: along(1), scan.SortStable: along(1), scan.Topk: along(2),
     ops.Gather: _gather_scatter, ops.Scatter: _gather_scatter, ops.ScatterAdd: _gather_scatter,
     ops.ScatterValue: _gather_scatter, ops.MaskedFillTensor: _masked_fill_tensor,
+})
+
+# the ops of torch's op database (tests/test_vmap_more_ops.py)
+RULES.update({op: pointwise for op in (ops.RsubTensor, ops.XlogyScalarSelf, ops.XlogyScalarOther)})
+RULES.update({
+    ops.Amax: _all_of_example(1, along(1)), ops.Amin: _all_of_example(1, along(1)),
+    ops.Aminmax: _all_of_example(1, along(1)), ops.Nansum: _all_of_example(1, along(1)),
+    ops.Prod: whole(lambda x: ops.ProdDim.apply(x, -1, False)), ops.ProdDim: along(1),
+    ops.VarMean: _all_of_example(1, along(1)), ops.StdMean: _all_of_example(1, along(1)),
+    ops.MedianDim: along(1), ops.NanmedianDim: along(1), ops.Mode: along(1), ops.Kthvalue: along(2),
+    ops.Cummax: along(1), ops.Cummin: along(1),
+    ops.AddmmScaled: _add_product(ops.matmul), ops.Baddbmm: _add_product(ops.matmul),
+    ops.Addmv: _add_product(lambda a, v: ops.SqueezeDim.apply(ops.matmul(a, ops.Unsqueeze.apply(v, -1)), -1)),
+    ops.Addr: _add_product(_outer), ops.Addbmm: _add_product(_summed_bmm),
+    ops.Vdot: _vdot, ops.Trace: _trace, ops.Rot90: along(2),
+    ops.Glu: along(1), ops.Prelu: _prelu,
+    ops.ReflectionPad1d: _spatial(1), ops.ReflectionPad2d: _spatial(2), ops.ReflectionPad3d: _spatial(3),
+    ops.ReplicationPad1d: _spatial(1), ops.ReplicationPad2d: _spatial(2), ops.ReplicationPad3d: _spatial(3),
+    ops.AdaptiveAvgPool2d: _spatial(2), ops.AdaptiveMaxPool2d: _spatial(2),
+    ops.SafeSoftmax: along(1), rnn.UnsafeSplit: along(2), rnn.TransposeInPlace: along(1, 2),
 })
