@@ -189,3 +189,52 @@ def test_products_of_shapes_that_do_not_fit_get_the_ops_error():
         tg.func.vmap(lambda x: tg.addmv(x[0], x, x[0]))(tg.as_tensor(A))
     with pytest.raises(RuntimeError, match="The expanded size of the tensor"):
         tg.func.vmap(lambda x: tg.addr(x[:2], x[:, 0], x[0]))(tg.as_tensor(A))
+
+
+TIES = torch.tensor([[1., 2., 2., 0., 2., 1.], [3., 3., 3., 3., 3., 3.], [0.5, -1., 4., 2., 0.5, 7.]],
+                    dtype=torch.float64)
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_of_the_whole_example_shares_the_gradient_among_ties(name):
+    """x.median() (MedianBackward0): the gradient is shared evenly by the elements equal to the median."""
+    def op(lib, x):
+        return getattr(x, name)()
+    same(lambda lib: lib.func.vmap(lambda a: op(lib, a))(lib.as_tensor(TIES)))
+    same(lambda lib: lib.func.vmap(lib.func.grad(lambda a: op(lib, a) * 3))(lib.as_tensor(TIES)))
+    same(lambda lib: lib.func.vmap(lib.func.grad(lambda a: op(lib, a.log()).exp()))(lib.as_tensor(TIES + 1)))
+    same(lambda lib: lib.func.vmap(lambda a: op(lib, a), in_dims=1)(lib.as_tensor(A1)))
+    same(lambda lib: lib.func.vmap(lambda a: op(lib, a))(lib.as_tensor(ROW)))
+    same(lambda lib: lib.func.vmap(lib.func.grad(lambda a: op(lib, a).sin()))(lib.as_tensor(A)))
+
+
+def test_median_of_an_example_with_nan_is_refused_by_name():
+    """A nan median (its gradient goes to the nan elements) has no batching rule in teachgrad: said, not guessed."""
+    with pytest.raises(NotImplementedError, match="vmap: teachgrad has no batching rule for Median of an example "
+                                                  "with nan"):
+        tg.func.vmap(lambda a: a.median())(tg.as_tensor(TIES.log() - TIES))
+
+
+def test_masked_select_with_an_unbatched_mask():
+    mask = torch.randn(4, 5) > 0
+    same(lambda lib: lib.func.vmap(lambda a: a.masked_select(lib.as_tensor(mask)))(lib.as_tensor(A)))
+    same(lambda lib: lib.func.vmap(lib.func.grad(lambda a: a.masked_select(lib.as_tensor(mask)).sin().sum()))(
+        lib.as_tensor(A)))
+    same(lambda lib: lib.func.vmap(lambda a: a.masked_select(lib.as_tensor(mask[0])), in_dims=1)(lib.as_tensor(A1)))
+    same(lambda lib: lib.func.vmap(lambda a: a.masked_select(lib.as_tensor(mask)))(lib.as_tensor(A[:, 0])))  # (broadcast)
+    # a mask per example: each example would give a different number of elements (torch's error)
+    same(lambda lib: lib.func.vmap(lambda a: a.masked_select(a > 0))(lib.as_tensor(A)))
+
+
+def test_transposed_convolution_of_a_batch_of_inputs():
+    w1, w2 = torch.randn(4, 2, 3, dtype=torch.float64), torch.randn(1, 3, 2, 2, dtype=torch.float64)
+    bias = torch.randn(2, dtype=torch.float64)
+    conv1 = lambda lib, x: lib.nn.functional.conv_transpose1d(x, lib.as_tensor(w1), lib.as_tensor(bias), stride=2)  # noqa: E731
+    conv2 = lambda lib, x: lib.nn.functional.conv_transpose2d(x.unsqueeze(0), lib.as_tensor(w2), padding=1)  # noqa: E731
+    for conv in (conv1, conv2):
+        same(lambda lib: lib.func.vmap(lambda a: conv(lib, a))(lib.as_tensor(A)))
+        same(lambda lib: lib.func.vmap(lib.func.grad(lambda a: conv(lib, a).sin().sum()))(lib.as_tensor(A)))
+        same(lambda lib: lib.func.vmap(lambda a: conv(lib, a), in_dims=1)(lib.as_tensor(A1)))
+    same(lambda lib: lib.func.vmap(lambda a: conv1(lib, a.unsqueeze(0)))(lib.as_tensor(A)))   # (N, C, L) examples
+    with pytest.raises(NotImplementedError, match="no batching rule for ConvolutionTranspose with a batched weight"):
+        tg.func.vmap(lambda w: tg.nn.functional.conv_transpose1d(tg.as_tensor(A[0]), w))(tg.as_tensor(w1).unsqueeze(0))

@@ -547,6 +547,49 @@ def _prelu(op: type, args: tuple, levels: tuple) -> Any:
     return pointwise(op, args, levels)
 
 
+def _evenly(op: type, args: tuple, levels: tuple) -> Any:
+    """median() / nanmedian() of the whole example, whose gradient is shared evenly by the elements equal to it
+    (torch's evenly_distribute_backward): each example's median (along its flattened last dim, as median(dim)
+    finds it), then amax over the elements equal to it, the others masked to -inf; amax shares its gradient among
+    ties, and they are exactly the elements equal to the median. A nan median (its gradient goes to the nan
+    elements) is refused."""
+    x = _flat(align(args[0], levels), levels)
+    along_dim = ops.MedianDim if op is ops.Median else ops.NanmedianDim
+    median = along_dim.apply(Variable._make(x._data), -1, True)[0]._data
+    if bool(median.isnan().any()):
+        raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} of an example with nan")
+    others = x._data != median
+    return _out(ops.Amax.apply(ops.MaskedFill.apply(x, others, -float("inf")), -1, False), levels)
+
+
+MASKED_SELECT = ("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this "
+                 "because for each batch this would return a differently shaped Tensor. Please file an issue at "
+                 "https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+
+def _masked_select(op: type, args: tuple, levels: tuple) -> Any:
+    """a.masked_select(mask) with one mask for the whole batch: every example gives as many elements, so the
+    batch is selected at once (the mask expanded to it) and each example's elements are a row. A mask per example
+    is torch's error: the examples would give different numbers of elements."""
+    a, mask = args
+    if levels_of(mask):
+        raise RuntimeError(MASKED_SELECT)
+    shape = list(torch.broadcast_shapes(tuple(a.shape), tuple(mask.shape)))
+    x = ops.Expand.apply(align(a, levels, len(shape), expand=True), [-1] * len(levels) + shape)
+    mask = mask._data if isinstance(mask, Variable) else mask
+    picked = op.apply(x, mask.expand(list(x._data.shape)))
+    return _out(ops.reshape(picked, list(x._data.shape[:len(levels)]) + [-1]), levels)
+
+
+def _convolution_transpose(op: type, args: tuple, levels: tuple) -> Any:
+    """conv_transpose1d / 2d with only the input batched: the batch folded into N (with a batched weight or bias,
+    each example's weight would be a group of its own, as for convolution: not done here)."""
+    if levels_of(args[1]) or levels_of(args[2]):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for ConvolutionTranspose with a batched "
+                                  "weight or bias")
+    return _into_n(op, args, levels)
+
+
 # --- the table: op -> its batching rule -------------------------------------------------------------------------
 
 POINTWISE_OPS = (
@@ -637,3 +680,5 @@ RULES.update({
     ops.AdaptiveAvgPool2d: _spatial(2), ops.AdaptiveMaxPool2d: _spatial(2),
     ops.SafeSoftmax: along(1), rnn.UnsafeSplit: along(2), rnn.TransposeInPlace: along(1, 2),
 })
+RULES.update({ops.Median: _evenly, ops.Nanmedian: _evenly, ops.MaskedSelect: _masked_select,
+              layers.ConvolutionTranspose: _convolution_transpose})
