@@ -221,7 +221,7 @@ def test_masked_select_with_an_unbatched_mask():
     same(lambda lib: lib.func.vmap(lib.func.grad(lambda a: a.masked_select(lib.as_tensor(mask)).sin().sum()))(
         lib.as_tensor(A)))
     same(lambda lib: lib.func.vmap(lambda a: a.masked_select(lib.as_tensor(mask[0])), in_dims=1)(lib.as_tensor(A1)))
-    same(lambda lib: lib.func.vmap(lambda a: a.masked_select(lib.as_tensor(mask)))(lib.as_tensor(A[:, 0])))  # (broadcast)
+    same(lambda lib: lib.func.vmap(lambda a: a.masked_select(lib.as_tensor(mask)))(lib.as_tensor(A[:, 0])))
     # a mask per example: each example would give a different number of elements (torch's error)
     same(lambda lib: lib.func.vmap(lambda a: a.masked_select(a > 0))(lib.as_tensor(A)))
 
@@ -229,12 +229,26 @@ def test_masked_select_with_an_unbatched_mask():
 def test_transposed_convolution_of_a_batch_of_inputs():
     w1, w2 = torch.randn(4, 2, 3, dtype=torch.float64), torch.randn(1, 3, 2, 2, dtype=torch.float64)
     bias = torch.randn(2, dtype=torch.float64)
-    conv1 = lambda lib, x: lib.nn.functional.conv_transpose1d(x, lib.as_tensor(w1), lib.as_tensor(bias), stride=2)  # noqa: E731
-    conv2 = lambda lib, x: lib.nn.functional.conv_transpose2d(x.unsqueeze(0), lib.as_tensor(w2), padding=1)  # noqa: E731
+
+    def conv1(lib, x):
+        return lib.nn.functional.conv_transpose1d(x, lib.as_tensor(w1), lib.as_tensor(bias), stride=2)
+
+    def conv2(lib, x):
+        return lib.nn.functional.conv_transpose2d(x.unsqueeze(0), lib.as_tensor(w2), padding=1)
     for conv in (conv1, conv2):
         same(lambda lib: lib.func.vmap(lambda a: conv(lib, a))(lib.as_tensor(A)))
         same(lambda lib: lib.func.vmap(lib.func.grad(lambda a: conv(lib, a).sin().sum()))(lib.as_tensor(A)))
         same(lambda lib: lib.func.vmap(lambda a: conv(lib, a), in_dims=1)(lib.as_tensor(A1)))
     same(lambda lib: lib.func.vmap(lambda a: conv1(lib, a.unsqueeze(0)))(lib.as_tensor(A)))   # (N, C, L) examples
     with pytest.raises(NotImplementedError, match="no batching rule for ConvolutionTranspose with a batched weight"):
-        tg.func.vmap(lambda w: tg.nn.functional.conv_transpose1d(tg.as_tensor(A[0]), w))(tg.as_tensor(w1).unsqueeze(0))
+        tg.func.vmap(lambda w: tg.nn.functional.conv_transpose1d(tg.as_tensor(A[0]), w))(
+            tg.as_tensor(w1).unsqueeze(0))
+
+
+@pytest.mark.parametrize("name", ["reflection_pad2d", "replication_pad1d", "adaptive_avg_pool2d",
+                                  "adaptive_max_pool1d", "prod_dim", "amax_all", "addmv_all", "glu"])
+def test_second_derivatives_per_example(name):
+    """vmap(jacrev(grad)): each example's Hessian, through the ops' backward recorded under vmap."""
+    op = OPS[name]
+    same(lambda lib: lib.func.vmap(lib.func.jacrev(lib.func.grad(lambda a: (op(lib, a) ** 3).sum())))(
+        lib.as_tensor(A)))
