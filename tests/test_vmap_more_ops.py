@@ -252,3 +252,36 @@ def test_second_derivatives_per_example(name):
     op = OPS[name]
     same(lambda lib: lib.func.vmap(lib.func.jacrev(lib.func.grad(lambda a: (op(lib, a) ** 3).sum())))(
         lib.as_tensor(A)))
+
+
+LOGITS = torch.randn(3, 6, 2, 4, dtype=torch.float64)    # examples of (T=6, N=2, C=4)
+TARGETS = torch.tensor([[1, 2, 2], [3, 1, 0]])
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("form", ["padded", "concatenated", "unbatched"])
+def test_ctc_loss_of_a_batch_of_log_probs(form, reduction):
+    """ctc_loss with the log-probabilities batched (the targets and lengths shared): the batch folded into N."""
+    if form == "padded":
+        targets, logits, lengths = TARGETS, LOGITS, ([6, 5], [3, 2])
+    elif form == "concatenated":
+        targets, logits, lengths = torch.tensor([1, 2, 2, 3, 1]), LOGITS, ([6, 5], [3, 2])
+    else:
+        targets, logits, lengths = TARGETS[0], LOGITS[:, :, 0], ([6], [3])
+
+    def loss(lib, x):
+        return lib.nn.functional.ctc_loss(x.log_softmax(-1), lib.as_tensor(targets), *lengths, reduction=reduction)
+    same(lambda lib: lib.func.vmap(lambda a: loss(lib, a))(lib.as_tensor(logits)))
+    # each example's gradient: torch.func's grad stops at the 'mean' form's backward (its kernel reads a data
+    # pointer), so the gradients are torch.autograd's, of one example at a time
+    ours = tg.func.vmap(tg.func.grad(lambda a: loss(tg, a).sum()))(tg.as_tensor(logits)).data
+    examples = [example.clone().requires_grad_() for example in logits]
+    theirs = torch.stack([torch.autograd.grad(loss(torch, a).sum(), a)[0] for a in examples])
+    assert ours.shape == theirs.shape and torch.allclose(ours, theirs, atol=1e-12)
+    same(lambda lib: lib.func.vmap(lambda a: loss(lib, a), in_dims=1)(lib.as_tensor(logits.transpose(0, 1))))
+
+
+def test_ctc_loss_with_batched_targets_is_refused_by_name():
+    with pytest.raises(NotImplementedError, match="no batching rule for CtcLoss with batched targets"):
+        tg.func.vmap(lambda x, t: tg.nn.functional.ctc_loss(x.log_softmax(-1), t, [6, 5], [3, 2]))(
+            tg.as_tensor(LOGITS), tg.as_tensor(TARGETS).expand(3, 2, 3))

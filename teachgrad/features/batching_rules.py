@@ -590,6 +590,24 @@ def _convolution_transpose(op: type, args: tuple, levels: tuple) -> Any:
     return _into_n(op, args, levels)
 
 
+def _ctc_loss(op: type, args: tuple, levels: tuple) -> Any:
+    """ctc_loss of batched (T, N, C) log-probabilities, the targets and lengths shared: the batch folded into N
+    (the sequences side by side, each batch's copy of the targets and lengths with it), the (B·N) losses cut
+    back into (B, N). nn.functional.ctc_loss reduces them afterwards, example by example."""
+    log_probs, targets, input_lengths, target_lengths, blank, zero_infinity = args
+    if levels_of(targets):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for CtcLoss with batched targets")
+    k, n = len(levels), _batch_numel(levels)
+    x = align(log_probs, levels, expand=True)                       # (B..., T, N, C)
+    steps, samples, classes = x._data.shape[k:]
+    x = ops.Transpose.apply(ops.reshape(x, [n, steps, samples, classes]), 0, 1)          # (T, B, N, C)
+    x = ops.reshape(x, [steps, n * samples, classes])                                    # (T, B·N, C)
+    targets = targets._data if isinstance(targets, Variable) else targets
+    targets = targets.repeat(n, 1) if targets.dim() == 2 else targets.repeat(n)          # (padded, or concatenated)
+    loss = op.apply(x, targets, tuple(input_lengths) * n, tuple(target_lengths) * n, blank, zero_infinity)
+    return _out(ops.reshape(loss, [batch_sizes[lv] for lv in levels] + [samples]), levels)
+
+
 # --- the table: op -> its batching rule -------------------------------------------------------------------------
 
 POINTWISE_OPS = (
@@ -682,3 +700,4 @@ RULES.update({
 })
 RULES.update({ops.Median: _evenly, ops.Nanmedian: _evenly, ops.MaskedSelect: _masked_select,
               layers.ConvolutionTranspose: _convolution_transpose})
+RULES[ops.CtcLoss] = _ctc_loss
