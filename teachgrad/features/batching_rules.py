@@ -541,12 +541,6 @@ def _spatial(d: int) -> Rule:
     return rule
 
 
-def _prelu(op: type, args: tuple, levels: tuple) -> Any:
-    """prelu: nn.functional.prelu has shaped the weight to broadcast along the example's channels (dim 1: a (C, 1,
-    ...) weight) or to one number, so the kernel is element by element; a 0-dim example with a 0-dim weight too."""
-    return pointwise(op, args, levels)
-
-
 def _evenly(op: type, args: tuple, levels: tuple) -> Any:
     """median() / nanmedian() of the whole example, whose gradient is shared evenly by the elements equal to it
     (torch's evenly_distribute_backward): each example's median (along its flattened last dim, as median(dim)
@@ -680,7 +674,9 @@ RULES.update({
 })
 
 # the ops of torch's op database (tests/test_vmap_more_ops.py)
-RULES.update({op: pointwise for op in (ops.RsubTensor, ops.XlogyScalarSelf, ops.XlogyScalarOther)})
+# (prelu too: nn.functional.prelu has shaped its weight to broadcast along the example's channels, a (C, 1, ...)
+# weight for dim 1, or to one number, so its kernel is element by element)
+RULES.update({op: pointwise for op in (ops.RsubTensor, ops.XlogyScalarSelf, ops.XlogyScalarOther, ops.Prelu)})
 RULES.update({
     ops.Amax: _all_of_example(1, along(1)), ops.Amin: _all_of_example(1, along(1)),
     ops.Aminmax: _all_of_example(1, along(1)), ops.Nansum: _all_of_example(1, along(1)),
@@ -692,7 +688,7 @@ RULES.update({
     ops.Addmv: _add_product(lambda a, v: ops.SqueezeDim.apply(ops.matmul(a, ops.Unsqueeze.apply(v, -1)), -1)),
     ops.Addr: _add_product(_outer), ops.Addbmm: _add_product(_summed_bmm),
     ops.Vdot: _vdot, ops.Trace: _trace, ops.Rot90: along(2),
-    ops.Glu: along(1), ops.Prelu: _prelu,
+    ops.Glu: along(1),
     ops.ReflectionPad1d: _spatial(1), ops.ReflectionPad2d: _spatial(2), ops.ReflectionPad3d: _spatial(3),
     ops.ReplicationPad1d: _spatial(1), ops.ReplicationPad2d: _spatial(2), ops.ReplicationPad3d: _spatial(3),
     ops.AdaptiveAvgPool2d: _spatial(2), ops.AdaptiveMaxPool2d: _spatial(2),
