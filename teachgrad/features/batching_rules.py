@@ -13,7 +13,8 @@ of its outputs are batched (`BatchedVariable.of(output, levels)`). Three kinds c
 
 An op missing from RULES raises, naming the op: never a loop over the batch, never a wrong number.
 
-Guarded by tests/test_vmap.py and tests/test_vmap_layers.py (convolution, pooling, batch norm, losses).
+Guarded by tests/test_vmap.py, tests/test_vmap_layers.py (convolution, pooling, batch norm, losses) and
+tests/test_vmap_more_ops.py (the ops of torch's op database: amax, prod, median, addmv, pads, adaptive pools, ...).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from .. import ops
 from ..core.variable import Variable
 from ..rules import batching, torch_leaves
 from ..nn import functional as F
-from ..ops import activation_more, layers, layout, linalg, pointwise_math, scan, statistics, unary
+from ..ops import activation_more, layers, layout, linalg, pointwise_math, rnn, scan, statistics, unary
 from .batched_variable import BatchedVariable, aligned_shape, batch_sizes, levels_of, wrap_dim
 
 Rule = Callable[[type, tuple, tuple], Any]
@@ -448,6 +449,159 @@ def _batch_norm(op: type, args: tuple, levels: tuple) -> Any:
     return _out(ops.reshape(out, [batch_sizes[lv] for lv in levels] + [shape[0], shape[2]] + shape[3:]), levels)
 
 
+# --- the ops of torch's op database: reductions that pick or skip, products with an added term, pads, pools ------
+
+def _all_of_example(position: int, rule: Rule) -> Rule:
+    """A rule for a reduction whose dim argument at `position` may be None (or (), for amax and amin), the whole
+    example, and whose last argument is keepdim (amax, aminmax, nansum, var_mean): the whole example is reduced as
+    its flattened last dim, and keepdim gives a size-1 dim back for each of the example's. Other dims: `rule`."""
+    def whole_rule(op: type, args: tuple, levels: tuple) -> Any:
+        dim = args[position]
+        if not (dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)):
+            return rule(op, args, levels)
+        ndim, keepdim = _logical_dim(args[0]), args[-1]
+        flat = list(args)
+        flat[0], flat[-1] = _flat(align(args[0], levels), levels), False
+        flat[position] = -1 if op is ops.Aminmax else (-1,)       # (aminmax's dim is one int)
+        result = op.apply(*flat)
+
+        def kept(r: Any) -> Any:
+            if not (keepdim and isinstance(r, Variable)):
+                return r
+            return ops.reshape(r, list(r._data.shape[:len(levels)]) + [1] * ndim)
+        return _out(tuple(kept(r) for r in result) if isinstance(result, tuple) else kept(result), levels)
+    return whole_rule
+
+
+def _first_example(x: Any) -> Any:
+    """x's first example, a plain Variable (x itself where it is not batched): to get an op's own error."""
+    if not levels_of(x):
+        return x
+    return Variable._make(x._data[(0,) * len(levels_of(x))])
+
+
+def _add_product(product: Callable[[Variable, Variable], Variable]) -> Rule:
+    """addmm, addmv, addr, baddbmm, addbmm as torch defines them: beta * input + alpha * product(a, b), the product
+    of the factors lined up at every level (size 1 where one is not batched: matmul broadcasts). The input must
+    broadcast to the product's shape (else the op's own error, from one example). With beta 0 the input is not
+    read (a nan in it does not reach the result), as torch's kernels."""
+    def rule(op: type, args: tuple, levels: tuple) -> Any:
+        input, a, b, beta, alpha = args
+        try:
+            result = product(align(a, levels), align(b, levels))
+            shape = list(result._data.shape[len(levels):])
+            fits = list(torch.broadcast_shapes(tuple(input.shape), tuple(shape))) == shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            op.apply(*[_first_example(x) for x in args])          # (raises torch's error)
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} with these shapes")
+        if alpha != 1:
+            result = ops.MulByNumber.apply(result, alpha)
+        result = BatchedVariable.of(result, levels)
+        if beta == 0:
+            return _out(align(result, levels, expand=True), levels)
+        if beta != 1:
+            input = pointwise(ops.MulByNumber, (input, beta), levels_of(input)) if levels_of(input) \
+                else ops.MulByNumber.apply(input, beta)
+        return pointwise(ops.Add, (input, result), levels)
+    return rule
+
+
+def _outer(a: Variable, b: Variable) -> Variable:
+    return ops.Mul.apply(ops.Unsqueeze.apply(a, -1), ops.Unsqueeze.apply(b, -2))
+
+
+def _summed_bmm(a: Variable, b: Variable) -> Variable:
+    """addbmm's product: the example's batch of matrix products, summed (its batch is the dim before the last two)."""
+    return ops.SumDim.apply(ops.matmul(a, b), -3, False)
+
+
+def _vdot(op: type, args: tuple, levels: tuple) -> Any:
+    if any(_is_tensor(a) and a.dtype.is_complex for a in args):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for Vdot of complex tensors")
+    return _dot(op, args, levels)
+
+
+def _trace(op: type, args: tuple, levels: tuple) -> Any:
+    """trace: the sum of the diagonal of each example's last two dims (an example that is no matrix: torch's error)."""
+    _refuse_rank(op, args, (2,))
+    diagonal = ops.Diagonal.apply(align(args[0], levels), 0, -2, -1)
+    return _out(ops.SumDim.apply(diagonal, -1, False), levels)
+
+
+def _spatial(d: int) -> Rule:
+    """A rule for an op on its input's last `d` dims with one channel dim before them and maybe N before that
+    (reflection and replication pads, adaptive pooling): the batch dims folded into N, as the pool rules do."""
+    def rule(op: type, args: tuple, levels: tuple) -> Any:
+        if any(levels_of(a) for a in args[1:]):
+            raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} with a batched option")
+        _refuse_rank(op, args, (d + 1, d + 2))
+        return _into_n(op, args, levels, n_dims=_logical_dim(args[0]) - d - 1)
+    return rule
+
+
+def _evenly(op: type, args: tuple, levels: tuple) -> Any:
+    """median() / nanmedian() of the whole example, whose gradient is shared evenly by the elements equal to it
+    (torch's evenly_distribute_backward): each example's median (along its flattened last dim, as median(dim)
+    finds it), then amax over the elements equal to it, the others masked to -inf; amax shares its gradient among
+    ties, and they are exactly the elements equal to the median. A nan median (its gradient goes to the nan
+    elements) is refused."""
+    x = _flat(align(args[0], levels), levels)
+    along_dim = ops.MedianDim if op is ops.Median else ops.NanmedianDim
+    median = along_dim.apply(Variable._make(x._data), -1, True)[0]._data
+    if bool(median.isnan().any()):
+        raise NotImplementedError(f"vmap: teachgrad has no batching rule for {op.__name__} of an example with nan")
+    others = x._data != median
+    return _out(ops.Amax.apply(ops.MaskedFill.apply(x, others, -float("inf")), -1, False), levels)
+
+
+MASKED_SELECT = ("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this "
+                 "because for each batch this would return a differently shaped Tensor. Please file an issue at "
+                 "https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+
+def _masked_select(op: type, args: tuple, levels: tuple) -> Any:
+    """a.masked_select(mask) with one mask for the whole batch: every example gives as many elements, so the
+    batch is selected at once (the mask expanded to it) and each example's elements are a row. A mask per example
+    is torch's error: the examples would give different numbers of elements."""
+    a, mask = args
+    if levels_of(mask):
+        raise RuntimeError(MASKED_SELECT)
+    shape = list(torch.broadcast_shapes(tuple(a.shape), tuple(mask.shape)))
+    x = ops.Expand.apply(align(a, levels, len(shape), expand=True), [-1] * len(levels) + shape)
+    mask = mask._data if isinstance(mask, Variable) else mask
+    picked = op.apply(x, mask.expand(list(x._data.shape)))
+    return _out(ops.reshape(picked, list(x._data.shape[:len(levels)]) + [-1]), levels)
+
+
+def _convolution_transpose(op: type, args: tuple, levels: tuple) -> Any:
+    """conv_transpose1d / 2d with only the input batched: the batch folded into N (with a batched weight or bias,
+    each example's weight would be a group of its own, as for convolution: not done here)."""
+    if levels_of(args[1]) or levels_of(args[2]):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for ConvolutionTranspose with a batched "
+                                  "weight or bias")
+    return _into_n(op, args, levels)
+
+
+def _ctc_loss(op: type, args: tuple, levels: tuple) -> Any:
+    """ctc_loss of batched (T, N, C) log-probabilities, the targets and lengths shared: the batch folded into N
+    (the sequences side by side, each batch's copy of the targets and lengths with it), the (B·N) losses cut
+    back into (B, N). nn.functional.ctc_loss reduces them afterwards, example by example."""
+    log_probs, targets, input_lengths, target_lengths, blank, zero_infinity = args
+    if levels_of(targets):
+        raise NotImplementedError("vmap: teachgrad has no batching rule for CtcLoss with batched targets")
+    k, n = len(levels), _batch_numel(levels)
+    x = align(log_probs, levels, expand=True)                       # (B..., T, N, C)
+    steps, samples, classes = x._data.shape[k:]
+    x = ops.Transpose.apply(ops.reshape(x, [n, steps, samples, classes]), 0, 1)          # (T, B, N, C)
+    x = ops.reshape(x, [steps, n * samples, classes])                                    # (T, B·N, C)
+    targets = targets._data if isinstance(targets, Variable) else targets
+    targets = targets.repeat(n, 1) if targets.dim() == 2 else targets.repeat(n)          # (padded, or concatenated)
+    loss = op.apply(x, targets, tuple(input_lengths) * n, tuple(target_lengths) * n, blank, zero_infinity)
+    return _out(ops.reshape(loss, [batch_sizes[lv] for lv in levels] + [samples]), levels)
+
+
 # --- the table: op -> its batching rule -------------------------------------------------------------------------
 
 POINTWISE_OPS = (
@@ -518,3 +672,28 @@ RULES.update({
     ops.Gather: _gather_scatter, ops.Scatter: _gather_scatter, ops.ScatterAdd: _gather_scatter,
     ops.ScatterValue: _gather_scatter, ops.MaskedFillTensor: _masked_fill_tensor,
 })
+
+# the ops of torch's op database (tests/test_vmap_more_ops.py)
+# (prelu too: nn.functional.prelu has shaped its weight to broadcast along the example's channels, a (C, 1, ...)
+# weight for dim 1, or to one number, so its kernel is element by element)
+RULES.update({op: pointwise for op in (ops.RsubTensor, ops.XlogyScalarSelf, ops.XlogyScalarOther, ops.Prelu)})
+RULES.update({
+    ops.Amax: _all_of_example(1, along(1)), ops.Amin: _all_of_example(1, along(1)),
+    ops.Aminmax: _all_of_example(1, along(1)), ops.Nansum: _all_of_example(1, along(1)),
+    ops.Prod: whole(lambda x: ops.ProdDim.apply(x, -1, False)), ops.ProdDim: along(1),
+    ops.VarMean: _all_of_example(1, along(1)), ops.StdMean: _all_of_example(1, along(1)),
+    ops.MedianDim: along(1), ops.NanmedianDim: along(1), ops.Mode: along(1), ops.Kthvalue: along(2),
+    ops.Cummax: along(1), ops.Cummin: along(1),
+    ops.AddmmScaled: _add_product(ops.matmul), ops.Baddbmm: _add_product(ops.matmul),
+    ops.Addmv: _add_product(lambda a, v: ops.SqueezeDim.apply(ops.matmul(a, ops.Unsqueeze.apply(v, -1)), -1)),
+    ops.Addr: _add_product(_outer), ops.Addbmm: _add_product(_summed_bmm),
+    ops.Vdot: _vdot, ops.Trace: _trace, ops.Rot90: along(2),
+    ops.Glu: along(1),
+    ops.ReflectionPad1d: _spatial(1), ops.ReflectionPad2d: _spatial(2), ops.ReflectionPad3d: _spatial(3),
+    ops.ReplicationPad1d: _spatial(1), ops.ReplicationPad2d: _spatial(2), ops.ReplicationPad3d: _spatial(3),
+    ops.AdaptiveAvgPool2d: _spatial(2), ops.AdaptiveMaxPool2d: _spatial(2),
+    ops.SafeSoftmax: along(1), rnn.UnsafeSplit: along(2), rnn.TransposeInPlace: along(1, 2),
+})
+RULES.update({ops.Median: _evenly, ops.Nanmedian: _evenly, ops.MaskedSelect: _masked_select,
+              layers.ConvolutionTranspose: _convolution_transpose})
+RULES[ops.CtcLoss] = _ctc_loss
