@@ -832,8 +832,7 @@ class TensorMethods:
     prod, median, nanmedian, mode, kthvalue = (op_families.prod, op_families.median, op_families.nanmedian,
                                                op_families.mode, op_families.kthvalue)
     cummax, cummin, msort = op_families.cummax, op_families.cummin, op_families.msort
-    ravel, reshape_as, unflatten, broadcast_to = (op_families.ravel, op_families.reshape_as, op_families.unflatten,
-                                                  op_families.broadcast_to)
+    ravel, reshape_as, broadcast_to = op_families.ravel, op_families.reshape_as, op_families.broadcast_to
     fliplr, flipud, tensor_split, hsplit, vsplit, dsplit = (op_families.fliplr, op_families.flipud,
                                                             op_families.tensor_split, op_families.hsplit,
                                                             op_families.vsplit, op_families.dsplit)
