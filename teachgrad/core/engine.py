@@ -8,7 +8,8 @@
    summing gradients that meet at the same input; newest node first, as torch does.
    Running a node: its tensor hooks, `retain_grad`, its pre-hooks, its backward, each gradient
    fitted to its input (dtype, shape, device), its post-hooks; then it drops its saved tensors
-   (unless `retain_graph`).
+   (unless `retain_graph`). A node without hooks, while no profiler, recorder or anomaly mode watches, is run by
+   the loop itself: the same steps in fewer Python calls (tests/test_engine_fast_path.py guards the line).
 4. A leaf's `AccumulateGrad` adds what reaches it into `.grad`.
 
 A leaf's first gradient is copied into `.grad`, unless the engine knows nobody else holds that
@@ -152,15 +153,16 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
             if captures and node in captures and catch_input_grads(node, grad_outputs, captures[node], captured,
                                                                    needed, create_graph):
                 continue                                 # grad() caught it, and nothing below it is asked for
-            if plain and type(node) is AccumulateGrad and not (node._pre_hooks or node._post_hooks or node.variable._hooks):
-                leaf = node.variable                     # a leaf without hooks: its gradient added into `.grad`
-                if grad_outputs[0] is None:
-                    pass
-                elif getattr(leaf, "_post_accumulate_grad_hooks", None):
-                    node.apply(grad_outputs[0], owned=node in watch.owned)
-                else:                                    # (AccumulateGrad.apply's work, two calls fewer)
+            if plain and type(node) is AccumulateGrad and not (node._pre_hooks or node._post_hooks or
+                                                              node.variable._hooks):
+                # a leaf without hooks: its gradient added into `.grad` here (AccumulateGrad.apply's work, two
+                # calls fewer), unless the leaf has post-accumulate-grad hooks, which apply runs
+                g = grad_outputs[0]
+                if g is not None and getattr(node.variable, "_post_accumulate_grad_hooks", None):
+                    node.apply(g, owned=node in watch.owned)
+                elif g is not None:
                     with _accumulate_lock:
-                        leaf._accumulate_grad(grad_outputs[0], node in watch.owned)
+                        node.variable._accumulate_grad(g, node in watch.owned)
                 continue                                 # (it has no edges, and nothing saved to release)
             if plain and isinstance(node, BackwardNode) and not (node._pre_hooks or node._post_hooks or
                                                                node._tensor_pre_hooks or node._retains_grad_hooks):

@@ -127,7 +127,8 @@ def pack_saved(to_save, args, raw, outputs, result, pack_order=None):
     """What `save_for_backward` was given, kept as SavedTensors (through the saved-tensor hooks, if any);
     and whether hooks were set."""
     if saved_tensor_hooks._state.stack:   # saved-tensor hooks apply (the stack read here: this runs for every op)
-        return _pack_with_hooks(to_save, args, raw, outputs, result, pack_order, saved_tensor_hooks.current_hooks()), True
+        hooks = saved_tensor_hooks.current_hooks()
+        return _pack_with_hooks(to_save, args, raw, outputs, result, pack_order, hooks), True
     saved = []
     for k, tensor in enumerate(to_save):
         saved.append(None if tensor is None else _saved(tensor, k, args, raw, outputs))
