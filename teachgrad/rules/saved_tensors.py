@@ -126,8 +126,8 @@ def _anomaly_hint():
 def pack_saved(to_save, args, raw, outputs, result, pack_order=None):
     """What `save_for_backward` was given, kept as SavedTensors (through the saved-tensor hooks, if any);
     and whether hooks were set."""
-    hooks = saved_tensor_hooks.current_hooks()
-    if hooks is not None:   # saved-tensor hooks apply
+    if saved_tensor_hooks._state.stack:   # saved-tensor hooks apply (the stack read here: this runs for every op)
+        hooks = saved_tensor_hooks.current_hooks()
         return _pack_with_hooks(to_save, args, raw, outputs, result, pack_order, hooks), True
     saved = []
     for k, tensor in enumerate(to_save):
