@@ -27,7 +27,7 @@ import torch
 from ..features import anomaly_mode
 from ..rules import batching, grad_mode, profiling
 from ..rules.needed_nodes import catch_input_grads, exec_info
-from .node import AccumulateGrad, BackwardNode, Node, _accumulate_lock
+from .node import AccumulateGrad, BackwardNode, Node
 from ..rules.backward_arguments import (BATCHED_CREATE_GRAPH, ONLY_INPUTS_IGNORED, as_tuple, batched_grad_outputs,
                                         checked_grad_call, checked_inputs, grad_results, make_grads)
 from ..rules.grad_layout import track_owner
@@ -155,14 +155,8 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
                 continue                                 # grad() caught it, and nothing below it is asked for
             if plain and type(node) is AccumulateGrad and not (node._pre_hooks or node._post_hooks or
                                                               node.variable._hooks):
-                # a leaf without hooks: its gradient added into `.grad` here (AccumulateGrad.apply's work, two
-                # calls fewer), unless the leaf has post-accumulate-grad hooks, which apply runs
-                g = grad_outputs[0]
-                if g is not None and getattr(node.variable, "_post_accumulate_grad_hooks", None):
-                    node.apply(g, owned=node in watch.owned)
-                elif g is not None:
-                    with _accumulate_lock:
-                        node.variable._accumulate_grad(g, node in watch.owned)
+                if grad_outputs[0] is not None:          # a leaf without hooks: its gradient added into `.grad`
+                    node.apply(grad_outputs[0], owned=node in watch.owned)
                 continue                                 # (it has no edges, and nothing saved to release)
             if plain and isinstance(node, BackwardNode) and not (node._pre_hooks or node._post_hooks or
                                                                node._tensor_pre_hooks or node._retains_grad_hooks):
