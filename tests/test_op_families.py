@@ -182,3 +182,28 @@ def test_padding_refusals():
     same(lambda lib: lib.nn.functional.pad(lib.ones(1, 1, 3, 4), (1, 1), mode="reflect"))
     with pytest.raises(NotImplementedError, match="teachgrad's pad has modes"):
         tg.nn.functional.pad(tg.ones(1, 2, 3, requires_grad=True), (1, 1), mode="circular")
+
+
+# ---- second derivatives by forward over reverse (tg.func.hessian) through the kernel ops -----------------------
+
+KERNEL_OPS = {
+    "reflect_pad": lambda lib, a: lib.nn.functional.pad(a, (1, 1, 2, 1), mode="reflect"),
+    "replicate_pad": lambda lib, a: lib.nn.functional.pad(a, (2, 0, 1, 1), mode="replicate"),
+    "adaptive_avg": lambda lib, a: lib.nn.functional.adaptive_avg_pool2d(a, (2, 3)),
+    "adaptive_max": lambda lib, a: lib.nn.functional.adaptive_max_pool2d(a, (2, 2)),
+    "avg_pool": lambda lib, a: lib.nn.functional.avg_pool2d(a, 2),
+}
+
+
+@pytest.mark.parametrize("name", KERNEL_OPS)
+def test_hessian_through_a_kernel_op_is_torchs(name):
+    """jacfwd(jacrev(f)) runs forward mode through the recorded gradient of an op torch computes with a kernel
+    (reflection_pad2d_backward, ...): the tangent of that gradient is the kernel again. It raised a TypeError."""
+    op = KERNEL_OPS[name]
+    x = torch.linspace(-1, 1, 40, dtype=torch.float64).reshape(1, 2, 4, 5)
+
+    def f(lib):
+        return lambda a: (op(lib, a) ** 3).sum()
+    ours = tg.func.hessian(f(tg))(tg.tensor(x))
+    theirs = torch.func.hessian(f(torch))(x)
+    assert torch.allclose(ours.data, theirs, atol=1e-12)

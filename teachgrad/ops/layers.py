@@ -178,7 +178,9 @@ class AvgPool2d(Function, node="AvgPool2DBackward0", saves=("self",)):
 
     @staticmethod
     def jvp(ctx, ta, *_):
-        return torch.ops.aten.avg_pool2d(ta, *ctx.options)
+        if isinstance(ta, torch.Tensor):
+            return torch.ops.aten.avg_pool2d(ta, *ctx.options)
+        return AvgPool2d.apply(ta, *ctx.options)   # a tangent with a graph (forward over reverse): recorded
 
 
 class AvgPool2dBackward(Function, node="AvgPool2DBackwardBackward0", nondifferentiable_args=(1,)):
@@ -195,7 +197,9 @@ class AvgPool2dBackward(Function, node="AvgPool2DBackwardBackward0", nondifferen
 
     @staticmethod
     def jvp(ctx, tgrad, *_):
-        return torch.ops.aten.avg_pool2d_backward(tgrad, ctx._primals[1], *ctx.options)
+        if isinstance(tgrad, torch.Tensor):
+            return torch.ops.aten.avg_pool2d_backward(tgrad, ctx._primals[1], *ctx.options)
+        return AvgPool2dBackward.apply(tgrad, ctx._primals[1], *ctx.options)   # (recorded, as above)
 
 
 # --- normalization ------------------------------------------------------------------------------

@@ -36,7 +36,9 @@ class _Kernels(Function, saves=("self",)):
 
     @classmethod
     def jvp(cls, ctx, ta, *_):
-        return cls.function(ta, *ctx.options)
+        if isinstance(ta, torch.Tensor):
+            return cls.function(ta, *ctx.options)
+        return cls.apply(ta, *ctx.options)   # a tangent with a graph (forward over reverse): recorded
 
 
 class _GradOf(Function, node="KernelBackwardBackward0", nondifferentiable_args=(1,)):
@@ -53,7 +55,9 @@ class _GradOf(Function, node="KernelBackwardBackward0", nondifferentiable_args=(
 
     @staticmethod
     def jvp(ctx, t_grad, *_):
-        return ctx.op.kernel(t_grad, ctx._primals[1], *ctx.options)
+        if isinstance(t_grad, torch.Tensor):
+            return ctx.op.kernel(t_grad, ctx._primals[1], *ctx.options)
+        return _GradOf.apply(t_grad, ctx._primals[1], ctx.op, *ctx.options)   # (a tangent with a graph: recorded)
 
 
 class ReflectionPad1d(_Kernels, node="ReflectionPad1DBackward0"):
@@ -134,4 +138,6 @@ class AdaptiveMaxPool2dBackward(Function, node="AdaptiveMaxPool2DBackwardBackwar
 
     @staticmethod
     def jvp(ctx, t_grad, *_):
-        return aten.adaptive_max_pool2d_backward(t_grad, ctx._primals[1], ctx.indices)
+        if isinstance(t_grad, torch.Tensor):
+            return aten.adaptive_max_pool2d_backward(t_grad, ctx._primals[1], ctx.indices)
+        return AdaptiveMaxPool2dBackward.apply(t_grad, ctx._primals[1], ctx.indices)   # (recorded, as above)
