@@ -227,10 +227,9 @@ class NllLoss(Function, node="NllLossBackward0", saves=("self", "target", "weigh
 
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction):
-        if input.dim() > 2:
-            raise NotImplementedError("teachgrad's nll_loss takes input of shape (C,) or (N, C)")
         ctx.reduction, ctx.ignore_index, ctx.shape = reduction, ignore_index, input.shape
-        output, total_weight = torch.ops.aten.nll_loss_forward(input, target, weight, _REDUCTIONS[reduction], ignore_index)
+        kernel = torch.ops.aten.nll_loss2d_forward if input.dim() == 4 else torch.ops.aten.nll_loss_forward
+        output, total_weight = kernel(input, target, weight, _REDUCTIONS[reduction], ignore_index)
         ctx.save_for_backward(input, target, weight, total_weight)
         return output
 
@@ -239,10 +238,10 @@ class NllLoss(Function, node="NllLossBackward0", saves=("self", "target", "weigh
         _, target, weight, total_weight = (None if t is None else t.data for t in ctx.saved_tensors)
         valid = target != ctx.ignore_index
         safe_target = target.where(valid, 0)
-        class_dim = len(ctx.shape) - 1
+        class_dim = 0 if len(ctx.shape) == 1 else 1   # (C,), (N, C) or, for NllLoss2d, (N, C, H, W)
         weights = valid.to(grad.dtype) if weight is None else weight[safe_target] * valid
         if ctx.reduction == "none":
-            grad = grad.unsqueeze(-1)
+            grad = grad.unsqueeze(class_dim)
         elif ctx.reduction == "mean":
             grad = grad / total_weight
         picked = torch.zeros(ctx.shape, dtype=torch.bool, device=target.device)
@@ -257,17 +256,43 @@ class NllLoss(Function, node="NllLossBackward0", saves=("self", "target", "weigh
         _, target, weight, ignore_index, _ = ctx._primals
         valid = target != ignore_index
         safe_target = target.where(valid, 0)
-        class_dim = tx.dim() - 1
+        class_dim = 0 if tx.dim() == 1 else 1
         weights = valid.to(tx.dtype) if weight is None else weight[safe_target] * valid
         picked = torch.zeros_like(tx).scatter_(class_dim, safe_target.unsqueeze(class_dim), weights.unsqueeze(class_dim))
-        per_sample = -(tx * picked).sum(-1)
+        per_sample = -(tx * picked).sum(class_dim)
         if ctx.reduction == "none":
             return per_sample
         total = per_sample.sum()
         return total / picked.sum() if ctx.reduction == "mean" else total
 
 
+class NllLoss2d(NllLoss, node="NllLoss2DBackward0"):
+    """nll_loss of images: input (N, C, H, W), target (N, H, W); torch's nll_loss2d kernel, the same formulas."""
+
+
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _nll_loss_nd(input, target, weight, ignore_index, reduction):
+    """torch's nll_loss_nd: (C,) and (N, C) go to nll_loss, (N, C, H, W) to nll_loss2d, and any other K-d input is
+    viewed as (N, C, 1, -1) for nll_loss2d (ViewBackward0), its unreduced loss viewed back to (N, d1, ...)."""
+    dim = input.dim()
+    if dim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {dim})")
+    if dim != 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    if dim <= 2:
+        return NllLoss.apply(input, target, weight, ignore_index, reduction)
+    if dim == 4:
+        return NllLoss2d.apply(input, target, weight, ignore_index, reduction)
+    n, c, out_size = input.shape[0], input.shape[1], (input.shape[0], *input.shape[2:])
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {list(out_size)}, got {list(target.shape)}")
+    flat_input = input.contiguous().view(n, c, 1, -1) if input.numel() else input.contiguous().view(n, c, 0, 0)
+    flat_target = target.contiguous().view(n, 1, -1) if target.numel() else target.contiguous().view(n, 0, 0)
+    loss = NllLoss2d.apply(flat_input, flat_target, weight, ignore_index, reduction)
+    return loss.view(out_size) if reduction == "none" else loss
 
 
 def nll_loss(input: TensorLike, target: TensorLike, weight: TensorLike | None = None, size_average: bool | None = None,
@@ -275,7 +300,7 @@ def nll_loss(input: TensorLike, target: TensorLike, weight: TensorLike | None = 
     """Negative log-likelihood of class indices, given log-probabilities."""
     _check_reduction(reduction)
     weight = weight.data if isinstance(weight, Variable) else weight
-    return NllLoss.apply(input, target, weight, ignore_index, reduction)   # (a Variable target is read as its data)
+    return _nll_loss_nd(input, target, weight, ignore_index, reduction)   # (a Variable target is read as its data)
 
 
 def cross_entropy(input: TensorLike, target: TensorLike, weight: TensorLike | None = None,
@@ -290,6 +315,8 @@ def cross_entropy(input: TensorLike, target: TensorLike, weight: TensorLike | No
     class_dim = 0 if input.dim() == 1 else 1
     log_p = log_softmax(input, class_dim)
     if target.is_floating_point():
+        if weight is not None:   # viewed along the class dim: (C,) as (1, C, 1, ...) for K-d input
+            weight = weight.view([-1 if d == class_dim else 1 for d in range(input.dim())])
         weighted = log_p * target if weight is None else log_p * target * weight
         if reduction == "none":
             return -weighted.sum(class_dim)
