@@ -1,7 +1,8 @@
 """Issue 34 (module_db's nn.CrossEntropyLoss): nll_loss and cross_entropy on K-d input (N, C, d1, ...), with class
 indices (torch's nll_loss2d, NllLoss2DBackward0, the input viewed as (N, C, 1, -1) where it is not 4-d) and with
-class probabilities (a weight viewed along the class dim), against torch: values, node names along the graph,
-gradients, second derivatives, tangents, and torch's errors for targets of the wrong shape."""
+class probabilities (a weight viewed along the class dim), and cross_entropy's label_smoothing, against torch:
+values, node names along the graph, gradients, second derivatives, tangents, and torch's errors (targets of the
+wrong shape, label_smoothing above 1, ignore_index with probabilities)."""
 import pytest
 import torch
 
@@ -86,3 +87,51 @@ def test_a_target_of_the_wrong_shape_gets_torchs_error(target_shape):
 
 def test_a_0_dim_input_gets_torchs_error():
     same(lambda lib: F(lib).nll_loss(lib.tensor(1.0, dtype=torch.float64), torch.tensor(0)))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignore", [False, True])
+def test_label_smoothing_with_class_indices(shape, reduction, weighted, ignore):
+    target, weight = _indices(shape, ignore=ignore), WEIGHT if weighted else None
+    assert_twins(lambda lib, x: F(lib).cross_entropy(x, target, weight, ignore_index=1 if ignore else -100,
+                                                     reduction=reduction, label_smoothing=0.3), _data(shape))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_label_smoothing_with_class_probabilities(shape, reduction, weighted):
+    target, weight = _probabilities(shape), WEIGHT if weighted else None
+    assert_twins(lambda lib, x: F(lib).cross_entropy(x, target, weight, reduction=reduction, label_smoothing=0.3),
+                 _data(shape))
+
+
+@pytest.mark.parametrize("probabilities", [False, True])
+def test_label_smoothing_records_torchs_graph(probabilities):
+    shape = (2, 3, 4)
+    def names(lib, reduction, weight):
+        x = lib.tensor(_data(shape), dtype=torch.float64, requires_grad=True)
+        target = _probabilities(shape) if probabilities else _indices(shape, ignore=True)
+        ignore_index = -100 if probabilities else 1   # (torch refuses an ignore_index with probabilities)
+        return graph_names(lib.nn.CrossEntropyLoss(weight, ignore_index=ignore_index, reduction=reduction,
+                                                   label_smoothing=0.25)(x, target))
+    for reduction in REDUCTIONS:
+        for weight in (None, WEIGHT):
+            assert names(tg, reduction, weight) == names(torch, reduction, weight)
+
+
+@pytest.mark.parametrize("smoothing", [-0.1, 1.5])
+@pytest.mark.parametrize("probabilities", [False, True])
+def test_label_smoothing_out_of_range_as_torch(smoothing, probabilities):
+    """Above 1: torch's error; below 0: torch smooths nothing."""
+    target = _probabilities((2, 3)) if probabilities else torch.tensor([0, 2])
+    same(lambda lib: F(lib).cross_entropy(lib.tensor(_data((2, 3)), dtype=torch.float64), target,
+                                          label_smoothing=smoothing))
+
+
+@pytest.mark.parametrize("ignore_index", [1, 0, -5])
+def test_ignore_index_with_class_probabilities_as_torch(ignore_index):
+    same(lambda lib: F(lib).cross_entropy(lib.tensor(_data((2, 3)), dtype=torch.float64), _probabilities((2, 3)),
+                                          ignore_index=ignore_index))

@@ -306,23 +306,58 @@ def nll_loss(input: TensorLike, target: TensorLike, weight: TensorLike | None = 
 def cross_entropy(input: TensorLike, target: TensorLike, weight: TensorLike | None = None,
                   size_average: bool | None = None, ignore_index: int = -100, reduce: bool | None = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Variable:
-    """Cross-entropy of logits: log_softmax over the classes, then nll_loss (as torch computes it).
+    """Cross-entropy of logits: log_softmax over the classes (dim 1, or 0 for one sample), then nll_loss (as torch
+    computes it).
 
-    `target` holds class indices, or class probabilities of the input's shape.
+    `target` holds class indices, or class probabilities of the input's shape. With label_smoothing ε, the target
+    is mixed with the uniform distribution over the C classes: probabilities become (1 - ε)·p + ε/C, and for class
+    indices torch adds ε/C times the loss of a uniform target to (1 - ε) times nll_loss (see `_smoothed`).
     """
-    if label_smoothing:
-        raise NotImplementedError("teachgrad's cross_entropy has no label_smoothing")
+    if label_smoothing > 1.0:   # (torch checks the upper end only: a negative label_smoothing smooths nothing)
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.shape[class_dim]
     log_p = log_softmax(input, class_dim)
+    class_weight = None   # the weight viewed along the class dim: (C,) as (1, C, 1, ...) for K-d input
+    if weight is not None:
+        class_weight = weight.view([-1 if d == class_dim else 1 for d in range(input.dim())])
     if target.is_floating_point():
-        if weight is not None:   # viewed along the class dim: (C,) as (1, C, 1, ...) for K-d input
-            weight = weight.view([-1 if d == class_dim else 1 for d in range(input.dim())])
-        weighted = log_p * target if weight is None else log_p * target * weight
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        weighted = log_p * target if weight is None else log_p * target * class_weight
         if reduction == "none":
             return -weighted.sum(class_dim)
         total = -weighted.sum()
-        return ops.DivByNumber.apply(total, input.numel() // input.shape[class_dim]) if reduction == "mean" else total
-    return nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
+        return ops.DivByNumber.apply(total, input.numel() // n_classes) if reduction == "mean" else total
+    loss = nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0:
+        return loss
+    return _smoothed(loss, log_p, target, weight, class_weight, class_dim, ignore_index, reduction, label_smoothing)
+
+
+def _smoothed(loss, log_p, target, weight, class_weight, class_dim, ignore_index, reduction, label_smoothing):
+    """torch's label smoothing of class indices: the loss of a uniform target, -Σ_c w_c·log p_c per sample (0 where
+    the target is ignored), reduced as nll_loss reduces (for 'mean', divided by the weight of the targets not
+    ignored), then (1 - ε)·loss + ε/C·smooth_loss."""
+    target = target.data if isinstance(target, Variable) else target
+    ignored = target == ignore_index
+    per_class = log_p if class_weight is None else log_p * class_weight
+    smooth_loss = (-per_class.sum(class_dim)).masked_fill_(ignored, 0.0)
+    if reduction == "mean":
+        kept = ignored.logical_not()
+        if weight is None:
+            total_weight = kept.sum()
+        else:   # the weights of the targets kept
+            plain_weight = weight.data if isinstance(weight, Variable) else weight
+            total_weight = plain_weight.gather(0, target.masked_select(kept).flatten()).sum()
+        smooth_loss = smooth_loss.sum() / total_weight
+    elif reduction == "sum":
+        smooth_loss = smooth_loss.sum()
+    n_classes = log_p.shape[class_dim]
+    return ops.Add.apply(ops.MulByNumber.apply(loss, 1 - label_smoothing),
+                         ops.MulByNumber.apply(smooth_loss, label_smoothing / n_classes))
 
 
 # --- more losses: torch's kernels (smooth_l1, huber, soft_margin: teachgrad/ops/losses.py) and torch's compositions
