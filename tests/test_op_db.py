@@ -25,15 +25,7 @@ KNOWN: dict[str, tuple[str, str]] = {}   # (none left: squeeze with a tuple of d
 
 # torch's nn modules (module_db): module name -> (status, why)
 KNOWN_MODULES = {
-    "nn.CrossEntropyLoss": ("crashes", "class probabilities as target with K-d input: a shape mismatch inside "
-                                       "teachgrad's cross_entropy"),
-    "nn.MultiheadAttention": ("crashes", "torch's multi_head_attention_forward checks its masks are torch tensors "
-                                         "(RuntimeError from _none_or_dtype) before any op is called"),
-    "nn.TransformerEncoderLayer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
-    "nn.TransformerEncoder": ("crashes", "MultiheadAttention inside: its masks are Variables"),
-    "nn.TransformerDecoderLayer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
-    "nn.Transformer": ("crashes", "MultiheadAttention inside: its masks are Variables"),
-}
+}   # (issue 34: nn.CrossEntropyLoss on K-d input, torch's own MultiheadAttention and Transformer classes now agree)
 
 
 @pytest.fixture(scope="module")

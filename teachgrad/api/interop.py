@@ -12,8 +12,9 @@ torch's own autograd entry points, `torch.autograd.grad` and `torch.autograd.bac
 handed Variables: they run teachgrad's engine (`tg.autograd.grad`, `tg.autograd.backward`). (torch's
 `gradcheck` of a teachgrad function is refused: see teachgrad/rules/torch_gradcheck.py).
 
-Guarded by tests/test_interop.py (torch's functions and operators on Variables, and refusals) and
-tests/test_torch_autograd_entry_points.py (torch.autograd.grad / backward / gradcheck given Variables).
+Guarded by tests/test_interop.py (torch's functions and operators on Variables, and refusals),
+tests/test_torch_autograd_entry_points.py (torch.autograd.grad / backward / gradcheck given Variables) and
+tests/test_torchs_attention_modules.py (torch's own attention modules given Variable masks).
 """
 
 import torch
@@ -78,6 +79,23 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create
 def _autograd_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward given Variables: teachgrad's `tg.autograd.backward`."""
     return namespaces["teachgrad"].autograd.backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
+
+
+# torch's own attention modules (torch.nn.MultiheadAttention, the Transformer layers) read a mask's dtype in their
+# forward with a helper of torch's, F._none_or_dtype, which takes torch tensors only and is not dispatched through
+# __torch_function__; a mask made with teachgrad is a Variable. So that helper is given a Variable's dtype too;
+# for anything else it is torch's, with torch's error.
+_torchs_none_or_dtype = torch.nn.functional._none_or_dtype
+
+
+def _none_or_dtype(input):
+    """torch.nn.functional._none_or_dtype, which reads a Variable's dtype too."""
+    if isinstance(input, variable_class.Variable):
+        return input.dtype
+    return _torchs_none_or_dtype(input)
+
+
+torch.nn.functional._none_or_dtype = _none_or_dtype
 
 
 # torch's autograd functions that ask Variables to run them (through __torch_function__): teachgrad's engine does

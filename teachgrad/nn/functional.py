@@ -227,10 +227,9 @@ class NllLoss(Function, node="NllLossBackward0", saves=("self", "target", "weigh
 
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction):
-        if input.dim() > 2:
-            raise NotImplementedError("teachgrad's nll_loss takes input of shape (C,) or (N, C)")
         ctx.reduction, ctx.ignore_index, ctx.shape = reduction, ignore_index, input.shape
-        output, total_weight = torch.ops.aten.nll_loss_forward(input, target, weight, _REDUCTIONS[reduction], ignore_index)
+        kernel = torch.ops.aten.nll_loss2d_forward if input.dim() == 4 else torch.ops.aten.nll_loss_forward
+        output, total_weight = kernel(input, target, weight, _REDUCTIONS[reduction], ignore_index)
         ctx.save_for_backward(input, target, weight, total_weight)
         return output
 
@@ -239,10 +238,10 @@ class NllLoss(Function, node="NllLossBackward0", saves=("self", "target", "weigh
         _, target, weight, total_weight = (None if t is None else t.data for t in ctx.saved_tensors)
         valid = target != ctx.ignore_index
         safe_target = target.where(valid, 0)
-        class_dim = len(ctx.shape) - 1
+        class_dim = 0 if len(ctx.shape) == 1 else 1   # (C,), (N, C) or, for NllLoss2d, (N, C, H, W)
         weights = valid.to(grad.dtype) if weight is None else weight[safe_target] * valid
         if ctx.reduction == "none":
-            grad = grad.unsqueeze(-1)
+            grad = grad.unsqueeze(class_dim)
         elif ctx.reduction == "mean":
             grad = grad / total_weight
         picked = torch.zeros(ctx.shape, dtype=torch.bool, device=target.device)
@@ -257,17 +256,43 @@ class NllLoss(Function, node="NllLossBackward0", saves=("self", "target", "weigh
         _, target, weight, ignore_index, _ = ctx._primals
         valid = target != ignore_index
         safe_target = target.where(valid, 0)
-        class_dim = tx.dim() - 1
+        class_dim = 0 if tx.dim() == 1 else 1
         weights = valid.to(tx.dtype) if weight is None else weight[safe_target] * valid
         picked = torch.zeros_like(tx).scatter_(class_dim, safe_target.unsqueeze(class_dim), weights.unsqueeze(class_dim))
-        per_sample = -(tx * picked).sum(-1)
+        per_sample = -(tx * picked).sum(class_dim)
         if ctx.reduction == "none":
             return per_sample
         total = per_sample.sum()
         return total / picked.sum() if ctx.reduction == "mean" else total
 
 
+class NllLoss2d(NllLoss, node="NllLoss2DBackward0"):
+    """nll_loss of images: input (N, C, H, W), target (N, H, W); torch's nll_loss2d kernel, the same formulas."""
+
+
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _nll_loss_nd(input, target, weight, ignore_index, reduction):
+    """torch's nll_loss_nd: (C,) and (N, C) go to nll_loss, (N, C, H, W) to nll_loss2d, and any other K-d input is
+    viewed as (N, C, 1, -1) for nll_loss2d (ViewBackward0), its unreduced loss viewed back to (N, d1, ...)."""
+    dim = input.dim()
+    if dim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {dim})")
+    if dim != 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    if dim <= 2:
+        return NllLoss.apply(input, target, weight, ignore_index, reduction)
+    if dim == 4:
+        return NllLoss2d.apply(input, target, weight, ignore_index, reduction)
+    n, c, out_size = input.shape[0], input.shape[1], (input.shape[0], *input.shape[2:])
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {list(out_size)}, got {list(target.shape)}")
+    flat_input = input.contiguous().view(n, c, 1, -1) if input.numel() else input.contiguous().view(n, c, 0, 0)
+    flat_target = target.contiguous().view(n, 1, -1) if target.numel() else target.contiguous().view(n, 0, 0)
+    loss = NllLoss2d.apply(flat_input, flat_target, weight, ignore_index, reduction)
+    return loss.view(out_size) if reduction == "none" else loss
 
 
 def nll_loss(input: TensorLike, target: TensorLike, weight: TensorLike | None = None, size_average: bool | None = None,
@@ -275,27 +300,64 @@ def nll_loss(input: TensorLike, target: TensorLike, weight: TensorLike | None = 
     """Negative log-likelihood of class indices, given log-probabilities."""
     _check_reduction(reduction)
     weight = weight.data if isinstance(weight, Variable) else weight
-    return NllLoss.apply(input, target, weight, ignore_index, reduction)   # (a Variable target is read as its data)
+    return _nll_loss_nd(input, target, weight, ignore_index, reduction)   # (a Variable target is read as its data)
 
 
 def cross_entropy(input: TensorLike, target: TensorLike, weight: TensorLike | None = None,
                   size_average: bool | None = None, ignore_index: int = -100, reduce: bool | None = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Variable:
-    """Cross-entropy of logits: log_softmax over the classes, then nll_loss (as torch computes it).
+    """Cross-entropy of logits: log_softmax over the classes (dim 1, or 0 for one sample), then nll_loss (as torch
+    computes it).
 
-    `target` holds class indices, or class probabilities of the input's shape.
+    `target` holds class indices, or class probabilities of the input's shape. With label_smoothing ε, the target
+    is mixed with the uniform distribution over the C classes: probabilities become (1 - ε)·p + ε/C, and for class
+    indices torch adds ε/C times the loss of a uniform target to (1 - ε) times nll_loss (see `_smoothed`).
     """
-    if label_smoothing:
-        raise NotImplementedError("teachgrad's cross_entropy has no label_smoothing")
+    if label_smoothing > 1.0:   # (torch checks the upper end only: a negative label_smoothing smooths nothing)
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.shape[class_dim]
     log_p = log_softmax(input, class_dim)
+    class_weight = None   # the weight viewed along the class dim: (C,) as (1, C, 1, ...) for K-d input
+    if weight is not None:
+        class_weight = weight.view([-1 if d == class_dim else 1 for d in range(input.dim())])
     if target.is_floating_point():
-        weighted = log_p * target if weight is None else log_p * target * weight
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        weighted = log_p * target if weight is None else log_p * target * class_weight
         if reduction == "none":
             return -weighted.sum(class_dim)
         total = -weighted.sum()
-        return ops.DivByNumber.apply(total, input.numel() // input.shape[class_dim]) if reduction == "mean" else total
-    return nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
+        return ops.DivByNumber.apply(total, input.numel() // n_classes) if reduction == "mean" else total
+    loss = nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0:
+        return loss
+    return _smoothed(loss, log_p, target, weight, class_weight, class_dim, ignore_index, reduction, label_smoothing)
+
+
+def _smoothed(loss, log_p, target, weight, class_weight, class_dim, ignore_index, reduction, label_smoothing):
+    """torch's label smoothing of class indices: the loss of a uniform target, -Σ_c w_c·log p_c per sample (0 where
+    the target is ignored), reduced as nll_loss reduces (for 'mean', divided by the weight of the targets not
+    ignored), then (1 - ε)·loss + ε/C·smooth_loss."""
+    target = target.data if isinstance(target, Variable) else target
+    ignored = target == ignore_index
+    per_class = log_p if class_weight is None else log_p * class_weight
+    smooth_loss = (-per_class.sum(class_dim)).masked_fill_(ignored, 0.0)
+    if reduction == "mean":
+        kept = ignored.logical_not()
+        if weight is None:
+            total_weight = kept.sum()
+        else:   # the weights of the targets kept
+            plain_weight = weight.data if isinstance(weight, Variable) else weight
+            total_weight = plain_weight.gather(0, target.masked_select(kept).flatten()).sum()
+        smooth_loss = smooth_loss.sum() / total_weight
+    elif reduction == "sum":
+        smooth_loss = smooth_loss.sum()
+    n_classes = log_p.shape[class_dim]
+    return ops.Add.apply(ops.MulByNumber.apply(loss, 1 - label_smoothing),
+                         ops.MulByNumber.apply(smooth_loss, label_smoothing / n_classes))
 
 
 # --- more losses: torch's kernels (smooth_l1, huber, soft_margin: teachgrad/ops/losses.py) and torch's compositions
