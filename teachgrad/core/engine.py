@@ -8,8 +8,8 @@
    summing gradients that meet at the same input; newest node first, as torch does.
    Running a node: its tensor hooks, `retain_grad`, its pre-hooks, its backward, each gradient
    fitted to its input (dtype, shape, device), its post-hooks; then it drops its saved tensors
-   (unless `retain_graph`). A node without hooks, while no profiler, recorder or anomaly mode watches, is run by
-   the loop itself: the same steps in fewer Python calls (tests/test_engine_fast_path.py guards the line).
+   (unless `retain_graph`). A node without hooks, while no profiler, recorder or anomaly mode
+   watches, is run by the loop itself: the same steps in fewer Python calls.
 4. A leaf's `AccumulateGrad` adds what reaches it into `.grad`.
 
 A leaf's first gradient is copied into `.grad`, unless the engine knows nobody else holds that
