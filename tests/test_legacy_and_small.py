@@ -461,3 +461,27 @@ def test_sum_to_size_as_torch(size):
 def test_sum_to_size_of_a_size_it_does_not_expand_to_is_torchs_error(size):
     """teachgrad gave a result of another shape for (3, 3) silently; torch refuses."""
     same(lambda lib: lib.tensor(torch.ones(2, 3)).sum_to_size(size))
+
+
+# ---- the gradient shared evenly among the elements that reach a reduction (torch's evenly_distribute_backward) --
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("name", ["max", "min", "median", "nanmedian", "amax"])
+@pytest.mark.parametrize("values", [[1.0, NAN, 2.0, NAN], [3.0, 1.0, 3.0, 2.0], [2.0, 2.0, 2.0]])
+def test_whole_reductions_share_gradient_and_tangent_as_torch(name, values):
+    """max/min/median of all elements: the gradient (and the tangent, read back) shared evenly among the elements
+    equal to the result, or the NaNs when the result is NaN; the others get exactly 0 even for an infinite gradient.
+    teachgrad had two copies of this rule: max's tangent at a NaN result was NaN, median's gradient NaN elsewhere
+    for an infinite incoming gradient."""
+    def run(lib):
+        x = lib.tensor(values, dtype=torch.float64, requires_grad=True)
+        y = getattr(x, name)()
+        g, = lib.autograd.grad(y, x, lib.tensor(INF, dtype=torch.float64))
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(lib.tensor(values, dtype=torch.float64), lib.arange(1.0, len(values) + 1, dtype=torch.float64))
+            tangent = fw.unpack_dual(getattr(dual, name)()).tangent
+        return y, g, tangent
+    same(run)

@@ -90,7 +90,8 @@ class MeanDim(Function, node="MeanBackward1"):
 
 
 class _Extreme(Function, saves=("self", "result")):
-    """max/min of all elements: the gradient is shared evenly among the elements that reach it.
+    """max/min (and median, teachgrad/ops/selection.py) of all elements: the gradient is shared evenly among the
+    elements that reach it.
 
     Those elements are the ones equal to the result, or the NaNs when the result is NaN
     (torch's evenly_distribute_backward); the others get exactly 0, whatever the gradient.

@@ -8,8 +8,7 @@ Guarded by tests/test_op_families.py (each op against torch) and tests/test_op_d
 import torch
 
 from ..core.function import Function
-from ..rules import variable_class
-from .reduction import _ExtremeDim, _restore_dims
+from .reduction import _Extreme, _ExtremeDim, _restore_dims
 from .statistics import var_backward
 
 
@@ -264,43 +263,11 @@ class Kthvalue(_ExtremeDim, node="KthvalueBackward0"):
         return _ExtremeDim.jvp(ctx, ta, dim, keepdim)
 
 
-def _plain(x):
-    return x.data if isinstance(x, variable_class.Variable) else x
-
-
-def _evenly_hits(a, result):
-    """The elements equal to the result, or the nan elements where the result is nan."""
-    a, result = _plain(a), _plain(result)
-    return a.isnan() if bool(result.isnan()) else a == result
-
-
-class _Evenly(Function, saves=("self", "result")):
-    """median or nanmedian of all elements: the gradient is shared by the elements equal to the result (nan
-    elements, where the result is nan), as torch's evenly_distribute_backward."""
-
-    @classmethod
-    def forward(cls, ctx, a):
-        result = cls.reduce(a)
-        ctx.save_for_backward(a, result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, result = ctx.saved_tensors
-        hits = _evenly_hits(a, result).to(a.dtype)
-        return hits * (grad / hits.sum())
-
-    @staticmethod
-    def jvp(ctx, ta):
-        hits = _evenly_hits(ctx._primals[0], ctx._result).to(ta.dtype)
-        return (ta * hits).sum() / hits.sum()
-
-
-class Median(_Evenly, node="MedianBackward0"):
+class Median(_Extreme, node="MedianBackward0"):   # (the gradient shared among ties, as max's)
     reduce = staticmethod(torch.median)
 
 
-class Nanmedian(_Evenly, node="NanmedianBackward0"):
+class Nanmedian(_Extreme, node="NanmedianBackward0"):
     reduce = staticmethod(torch.nanmedian)
 
 
