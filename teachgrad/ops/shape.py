@@ -177,21 +177,8 @@ class SqueezeDim(Function, node="SqueezeBackward1", is_view=True):
         return ta.reshape(ctx._result.shape)
 
 
-class SqueezeDims(Function, node="SqueezeBackward2", is_view=True):
-    """Remove the dimensions listed in `dims` that have size 1 (torch's squeeze.dims: a tuple or list of dims)."""
-
-    @staticmethod
-    def forward(ctx, a, dims):
-        ctx.shape = a.shape
-        return a.squeeze(dims)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.reshape(ctx.shape), None
-
-    @staticmethod
-    def jvp(ctx, ta, _dims):
-        return ta.reshape(ctx._result.shape)
+class SqueezeDims(SqueezeDim, node="SqueezeBackward2", is_view=True):
+    """squeeze with a tuple or list of dims (torch's squeeze.dims overload, a node of its own): as SqueezeDim."""
 
 
 class Expand(Function, node="ExpandBackward0", is_view=True):
