@@ -916,7 +916,14 @@ def batch_norm(input: TensorLike, running_mean: torch.Tensor | None, running_var
             count *= size
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-    else:   # (torch's kernel would read the missing stats: its wrapper refuses first, as here)
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """What F.batch_norm and torch.batch_norm share once their arguments are read: the running stats required in
+    evaluation mode (torch's kernel would read them: its wrapper refuses first, as here), an empty input's answer,
+    then the op."""
+    if not training:
         for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
             if stat is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
@@ -1125,14 +1132,7 @@ def batch_norm_function(input: TensorLike, weight: TensorLike | None, bias: Tens
                         running_mean: torch.Tensor | None, running_var: torch.Tensor | None, training: bool,
                         momentum: float, eps: float, cudnn_enabled: bool) -> Variable:
     """torch.batch_norm: every argument required, weight and bias before the running stats."""
-    if not training:
-        for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
-            if stat is None:
-                raise RuntimeError(f"{name} must be defined in evaluation mode")
-    if input.numel() == 0:
-        return _batch_norm_of_nothing(input, weight, bias)
-    return ops.NativeBatchNorm.apply(input, weight, bias, _plain(running_mean), _plain(running_var), training,
-                                     momentum, eps)
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
 def _batch_norm_of_nothing(input, weight, bias):
