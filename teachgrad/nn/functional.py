@@ -882,8 +882,8 @@ def adaptive_max_pool1d(input: TensorLike, output_size: Ints,
 
 def lp_pool2d(input: TensorLike, norm_type: float, kernel_size: Ints, stride: Ints | None = None,
               ceil_mode: bool = False) -> Variable:
-    """(the sum of x ** p over each window) ** (1/p), as torch computes it: p-th powers, avg_pool2d, sign * relu(|.|)
-    times the window's size, ** (1/p)."""
+    """(the sum of x ** p over each window) ** (1/p), as torch computes it: p-th powers, avg_pool2d,
+    sign * relu(abs(.)) times the window's size, ** (1/p)."""
     kh, kw = _tuple(2, kernel_size)
     out = avg_pool2d(_tg._variable(input).pow(norm_type), (kh, kw), stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(kh * kw).pow(1.0 / norm_type)
@@ -1071,7 +1071,7 @@ def prelu(input: TensorLike, weight: TensorLike) -> Variable:
 
 
 def softsign(input: TensorLike) -> Variable:
-    """x / (1 + |x|), as torch computes it (DivBackward0)."""
+    """x / (1 + abs(x)), as torch computes it (DivBackward0)."""
     input = _tg._variable(input)
     return input / (input.abs() + 1)
 
