@@ -207,3 +207,16 @@ def test_hessian_through_a_kernel_op_is_torchs(name):
     ours = tg.func.hessian(f(tg))(tg.tensor(x))
     theirs = torch.func.hessian(f(torch))(x)
     assert torch.allclose(ours.data, theirs, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["reflect_pad", "replicate_pad", "adaptive_avg"])
+def test_the_recorded_gradient_of_a_kernel_op_has_torchs_node_name(name):
+    """Under create_graph the gradient of reflection_pad2d is torch's ReflectionPad2DBackwardBackward0 (and so on for
+    each op); teachgrad named every one KernelBackwardBackward0."""
+    op = KERNEL_OPS[name]
+
+    def run(lib):
+        x = lib.tensor(torch.linspace(-1, 1, 40, dtype=torch.float64).reshape(1, 2, 4, 5), requires_grad=True)
+        g, = lib.autograd.grad((op(lib, x) ** 2).sum(), x, create_graph=True)
+        return type(g.grad_fn).__name__
+    same(run)

@@ -19,6 +19,14 @@ class _Kernels(Function, saves=("self",)):
     """function(a, *options) forward, kernel(grad, a, *options) backward; linear in a, so its tangent is the
     function of the tangent."""
 
+    def __init_subclass__(cls, **bookkeeping):
+        super().__init_subclass__(**bookkeeping)
+        # its recorded gradient, a node named as torch names it (ReflectionPad2DBackward0's gradient records
+        # ReflectionPad2DBackwardBackward0)
+        if "node_name" in cls.__dict__:
+            cls.grad_op = type(cls.__name__ + "Grad", (_GradOf,), {"__module__": cls.__module__},
+                               node=cls.node_name.removesuffix("0") + "Backward0")
+
     @classmethod
     def forward(cls, ctx, a, *options):
         ctx.options = options
@@ -31,7 +39,7 @@ class _Kernels(Function, saves=("self",)):
         if isinstance(grad, torch.Tensor):
             grad_a = cls.kernel(grad, _data(a), *ctx.options)
         else:   # create_graph: recorded
-            grad_a = _GradOf.apply(grad, _data(a), cls, *ctx.options)
+            grad_a = cls.grad_op.apply(grad, _data(a), cls, *ctx.options)
         return (grad_a,) + (None,) * len(ctx.options)
 
     @classmethod
@@ -41,8 +49,9 @@ class _Kernels(Function, saves=("self",)):
         return cls.apply(ta, *ctx.options)   # a tangent with a graph (forward over reverse): recorded
 
 
-class _GradOf(Function, node="KernelBackwardBackward0", nondifferentiable_args=(1,)):
-    """The gradient of a `_Kernels` op (its kernel), recorded: linear in grad, so its own backward is the op."""
+class _GradOf(Function, nondifferentiable_args=(1,)):
+    """The gradient of a `_Kernels` op (its kernel), recorded: linear in grad, so its own backward is the op.
+    Each op has its own subclass, `op.grad_op`, for torch's node name."""
 
     @staticmethod
     def forward(ctx, grad, a, op, *options):
@@ -57,7 +66,7 @@ class _GradOf(Function, node="KernelBackwardBackward0", nondifferentiable_args=(
     def jvp(ctx, t_grad, *_):
         if isinstance(t_grad, torch.Tensor):
             return ctx.op.kernel(t_grad, ctx._primals[1], *ctx.options)
-        return _GradOf.apply(t_grad, ctx._primals[1], ctx.op, *ctx.options)   # (a tangent with a graph: recorded)
+        return ctx.op.grad_op.apply(t_grad, ctx._primals[1], ctx.op, *ctx.options)   # (a tangent with a graph: recorded)
 
 
 class ReflectionPad1d(_Kernels, node="ReflectionPad1DBackward0"):
