@@ -419,6 +419,7 @@ def test_on_a_phone_the_navigation_opens_and_lists_the_series(book, site, phone)
             assert f"{site}notebooks/{path.stem}.html" in visible, f"{start}: the drawer does not list {path.stem}"
         page.page.keyboard.press("Escape")   # (the dialog closes asynchronously: wait for it, then look)
         page.page.wait_for_function("() => !document.getElementById('pst-primary-sidebar-modal').open", timeout=5000)
+        drawer.wait_for(state="hidden", timeout=5000)   # (and its closing transition ends: hidden, or this fails)
         assert not drawer.is_visible()
     toggles.nth(shown[0]).tap()
     drawer.locator(f"a[href$='{book['notebooks'][1].stem}.html']").first.tap()
