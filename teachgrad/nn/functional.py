@@ -235,7 +235,11 @@ class NllLoss(Function, node="NllLossBackward0", saves=("self", "target", "weigh
 
     @staticmethod
     def backward(ctx, grad):
-        _, target, weight, total_weight = (None if t is None else t.data for t in ctx.saved_tensors)
+        input, target, weight, total_weight = (None if t is None else t.data for t in ctx.saved_tensors)
+        if isinstance(grad, torch.Tensor):   # first order: torch's own kernel, which does what the lines below say
+            kernel = torch.ops.aten.nll_loss2d_backward if len(ctx.shape) == 4 else torch.ops.aten.nll_loss_backward
+            return (kernel(grad, input, target, weight, _REDUCTIONS[ctx.reduction], ctx.ignore_index, total_weight),
+                    None, None, None, None)
         valid = target != ctx.ignore_index
         safe_target = target.where(valid, 0)
         class_dim = 0 if len(ctx.shape) == 1 else 1   # (C,), (N, C) or, for NllLoss2d, (N, C, H, W)
