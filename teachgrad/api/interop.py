@@ -198,14 +198,29 @@ def _has_float_tensor(value):
 def _teachgrad_version(func, Variable):
     """teachgrad's op of the same name: a Variable method for a Tensor method, else a tg / tg.nn.functional function.
     Returns (op, whether its first argument is the tensor the method was called on)."""
+    try:
+        where = _where_found[func]
+    except KeyError:     # the first call of this torch function: where its name is looked up, kept
+        where = _where_found[func] = _where(func)
+    except TypeError:    # (an unhashable callable: looked up every time)
+        where = _where(func)
+    home, name, self_first = where
+    op = getattr(Variable if home is None else namespaces[home], name, None)
+    return (None if getattr(op, "runs_torchs", False) else op), self_first   # not one of api/torch_methods.py, nor
+                                                                            # module_function's stand-in
+
+
+def _where(func):
+    """(the namespace teachgrad's version of `func` is in, None for a Variable method; its name; self first)."""
     name = getattr(func, "__name__", "")
     if _is_tensor_method(func):
-        method = getattr(Variable, name, None)
-        return (None if getattr(method, "runs_torchs", False) else method), True   # not one of api/torch_methods.py
+        return None, name, True
     if _is_functional(func):
-        return getattr(namespaces["teachgrad.nn.functional"], name, None), False
-    op = getattr(namespaces["teachgrad"], name, None)
-    return (None if getattr(op, "runs_torchs", False) else op), False   # not module_function's stand-in
+        return "teachgrad.nn.functional", name, False
+    return "teachgrad", name, False
+
+
+_where_found = {}   # torch function -> _where(function)
 
 
 def _any(value, test):
@@ -224,7 +239,18 @@ def _any_dual(value):
 
 def _any_requires_grad(value, Variable):
     """Whether a Variable, or a torch tensor (a leaf of teachgrad's graph, see teachgrad/rules/torch_leaves.py), requires grad."""
-    return _any(value, lambda v: isinstance(v, (Variable, torch.Tensor)) and v.requires_grad)
+    if isinstance(value, (Variable, torch.Tensor)):
+        return value.requires_grad
+    if isinstance(value, (tuple, list)):   # (a loop of its own, not _any's: this runs for every call torch hands over)
+        for v in value:
+            if _any_requires_grad(v, Variable):
+                return True
+        return False
+    if isinstance(value, dict):
+        for v in value.values():
+            if _any_requires_grad(v, Variable):
+                return True
+    return False
 
 
 def _unwrap(value, Variable):

@@ -146,15 +146,17 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
     ready = [(-node._sequence_nr, next(order), node) for node in buffers         # runs first; newest first, as
              if node not in dependencies and (execute is None or node in execute)]          # torch's ready queue
     heapq.heapify(ready)
-    with grad_mode.set_grad_enabled(create_graph):
+    was_enabled = grad_mode.is_grad_enabled()
+    grad_mode.set_enabled(create_graph)                  # recorded only with create_graph
+    try:
         while ready:
             node = heapq.heappop(ready)[2]
             grad_outputs = buffers.pop(node)
             if captures and node in captures and catch_input_grads(node, grad_outputs, captures[node], captured,
                                                                    needed, create_graph):
                 continue                                 # grad() caught it, and nothing below it is asked for
-            if plain and type(node) is AccumulateGrad and not (node._pre_hooks or node._post_hooks or
-                                                              node.variable._hooks):
+            if plain and isinstance(node, AccumulateGrad) and not (node._pre_hooks or node._post_hooks or
+                                                                   node._tensor_pre_hooks):
                 if grad_outputs[0] is not None:          # a leaf without hooks: its gradient added into `.grad`
                     node.apply(grad_outputs[0], owned=node in watch.owned)
                 continue                                 # (it has no edges, and nothing saved to release)
@@ -176,6 +178,8 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
                 dependencies[next_node] -= 1
                 if not dependencies[next_node]:
                     heapq.heappush(ready, (-next_node._sequence_nr, next(order), next_node))
+    finally:
+        grad_mode.set_enabled(was_enabled)
     return captured
 
 

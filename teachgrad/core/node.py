@@ -161,19 +161,17 @@ class AccumulateGrad(Node):
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
-    def _accumulate(self, grad, owned):
-        self.variable._accumulate_grad(grad, owned)
-
     def apply(self, grad: torch.Tensor, owned: bool = False) -> tuple:
         """Add `grad` into the leaf's `.grad`; `owned`: no one else holds it, so no copy is needed.
 
         Under a lock, as torch's: threads running backward at once may share a leaf.
         """
+        variable = self.variable
         with _accumulate_lock:
-            self._accumulate(grad, owned)
-        hooks = getattr(self.variable, "_post_accumulate_grad_hooks", None)
+            variable._accumulate_grad(grad, owned)
+        hooks = getattr(variable, "_post_accumulate_grad_hooks", None)
         if hooks:   # Variable.register_post_accumulate_grad_hook's
-            call_post_accumulate_grad_hooks(self.variable, hooks)
+            call_post_accumulate_grad_hooks(variable, hooks)
         return ()
 
 

@@ -20,7 +20,7 @@ import torch
 from . import engine
 from ..rules import grad_layout, grad_mode, hooks, in_place, torch_leaves, variable_class, views
 from .. import ops
-from .node import AccumulateGrad, Node
+from .node import AccumulateGrad, Node, _accumulate_lock
 from ..api.torch_methods import TorchMethods   # torch's own methods, run on the data (logcumsumexp, %, //, ...)
 from ..api.tensor_methods import TensorMethods, _rebuild_variable  # noqa: F401  (files saved before it moved name it here)
 from ..rules.variable_refusals import NON_LEAF_GRAD, NOT_LEAF, check_assigned_grad, check_can_require_grad, check_new_data, check_requires_grad_call, \
@@ -261,8 +261,11 @@ class TorchAccumulateGrad(AccumulateGrad):
     def _tensor_pre_hooks(self):
         return torch_leaves.check_no_torch_hooks(self.variable)   # (hooks registered through torch are refused)
 
-    def _accumulate(self, grad, owned):
-        torch_leaves.accumulate(self.variable, grad, owned)
+    def apply(self, grad, owned=False):
+        """Add `grad` into the tensor's own `.grad` (under the lock, as AccumulateGrad.apply)."""
+        with _accumulate_lock:
+            torch_leaves.accumulate(self.variable, grad, owned)
+        return ()
 
 
 TorchAccumulateGrad.__name__ = TorchAccumulateGrad.__qualname__ = "AccumulateGrad"   # its name in torch

@@ -101,11 +101,11 @@ def run_user_forward(cls: type[Function], ctx: BackwardCFunction, raw: list, rec
     tensors that require no grad: nothing is recorded either way.)"""
     if not recording:
         return _plain_data(_call_forward(cls, ctx, raw))
-    grad_mode._set_enabled(False)
+    grad_mode.set_enabled(False)
     try:
         return _plain_data(_call_forward(cls, ctx, raw))
     finally:
-        grad_mode._set_enabled(True)
+        grad_mode.set_enabled(True)
 
 
 def _call_forward(cls, ctx, raw):

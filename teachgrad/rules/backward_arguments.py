@@ -62,7 +62,7 @@ def make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if out.requires_grad and not out.data.is_floating_point():
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            data = torch.ones_like(out.data, memory_format=torch.preserve_format)
+            data = torch.ones_like(out.data)   # (its memory_format is preserve_format)
         else:
             if not isinstance(g, (Variable, torch.Tensor)):
                 raise TypeError(f"gradients can be either Tensors or None, but got {typename(g)}")

@@ -18,7 +18,8 @@ import torch
 
 def first_grad(leaf: torch.Tensor, grad: torch.Tensor, owned: bool) -> torch.Tensor:
     """What a leaf's `.grad` becomes when it had none: `grad`'s memory itself, or a copy laid out as the leaf."""
-    if owned and (not torch._C._is_grad_layout_enforcement_enabled() or obeys_contract(grad, leaf)):
+    if owned and ((grad.stride() == leaf.stride() and leaf.is_contiguous())   # (the usual case, without a call)
+                  or not torch._C._is_grad_layout_enforcement_enabled() or obeys_contract(grad, leaf)):
         return grad.detach()   # as torch's AccumulateGrad: the same memory, in a tensor object of its own
     return clone_obey_contract(grad, leaf)
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
 # torch's switches, read and set directly: a learner's `with torch.no_grad():` turns teachgrad's recording
 # off too (a separate flag would let teachgrad record where the learner asked for nothing to be)
 is_grad_enabled = torch._C.is_grad_enabled
-_set_enabled = torch._C._set_grad_enabled
+set_enabled = torch._C._set_grad_enabled
 
 # Forward mode's level: -1 while no dual level is open (teachgrad/rules/tangents.py opens and closes it). Every op
 # reads it (`forward_level >= 0`), so forward mode costs one comparison per op while it is not in use.
@@ -113,10 +113,10 @@ class _GradModeContext(_NoParamDecoratorContextManager):
 
     def __enter__(self) -> None:
         self.prev = is_grad_enabled()
-        _set_enabled(self.mode)
+        set_enabled(self.mode)
 
     def __exit__(self, *exc: object) -> Literal[False]:
-        _set_enabled(self.prev)
+        set_enabled(self.prev)
         return False
 
 
@@ -140,17 +140,17 @@ class set_grad_enabled(_DecoratorContextManager):
             raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}")
         self.prev = is_grad_enabled()
         self.mode = mode
-        _set_enabled(mode)
+        set_enabled(mode)
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc: object) -> Literal[False]:
-        _set_enabled(self.prev)
+        set_enabled(self.prev)
         return False
 
     def __call__(self, fn: F) -> F:
-        _set_enabled(self.prev)
+        set_enabled(self.prev)
         return super().__call__(fn)
 
     def clone(self) -> Self:

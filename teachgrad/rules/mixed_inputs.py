@@ -27,45 +27,45 @@ def read_mixed_inputs(cls: type, ctx: Any, args: tuple) -> tuple[tuple, list]:
     other arguments get none. A torch tensor that requires grad (an `nn.Parameter`) is a leaf of teachgrad's
     graph: it stands in the arguments as a `TorchLeaf` Variable, whose edge leads to the tensor's own
     AccumulateGrad."""
-    raw, needs, edges, metas, slots = [], [], [], [], []
-    skipped = cls.nondifferentiable_args
+    Variable = variable_class.Variable
+    skipped = cls.nondifferentiable_args   # (index, condition and target arguments: no edge)
+    raw, needs = [], []                    # per argument: what forward computes with, whether it needs a gradient
+    inputs = []                            # per input (an argument with an edge): (position, node, input_nr, meta)
     for i, arg in enumerate(args):
-        if not isinstance(arg, variable_class.Variable):
-            if skipped and i in skipped or not _is_input(cls, arg):
-                raw.append(arg.detach() if isinstance(arg, torch.Tensor) and arg.requires_grad else arg)
-                needs.append(False)
-                continue
-            if not (isinstance(arg, torch.Tensor) and arg.requires_grad):   # a tensor or number: an empty edge
+        if isinstance(arg, Variable):
+            data = arg._data
+        elif isinstance(arg, torch.Tensor):
+            if not arg.requires_grad:      # a constant tensor: an empty edge
                 raw.append(arg)
                 needs.append(False)
-                edges.append(_NO_EDGE)
-                metas.append(None)
-                slots.append(i)
+                if not (skipped and i in skipped):
+                    inputs.append((i, None, 0, None))
                 continue
-            arg = torch_leaves.leaf(arg)
+            if skipped and i in skipped:
+                raw.append(arg.detach())
+                needs.append(False)
+                continue
+            arg = torch_leaves.leaf(arg)   # an nn.Parameter: a leaf of teachgrad's graph
             args = args[:i] + (arg,) + args[i + 1:]
-        data = arg._data
+            data = arg._data
+        else:                              # a number, None, a shape, a dim...: an empty edge if the op takes it as an
+            raw.append(arg)                # input, else no edge
+            needs.append(False)
+            if (arg is None and cls.none_is_input or cls.numbers_are_inputs and isinstance(arg, (int, float, bool))) \
+                    and not (skipped and i in skipped):
+                inputs.append((i, None, 0, None))
+            continue
         raw.append(data)
         if skipped and i in skipped:
             needs.append(False)
-            continue
-        slots.append(i)
-        if arg._requires_grad or arg._grad_fn is not None or arg.requires_grad:
+        elif arg._requires_grad or arg._grad_fn is not None or arg.requires_grad:
             needs.append(True)
-            edges.append(arg._edge())
-            metas.append((tuple(data.shape), data.dtype, data.device))   # (as _meta)
+            node, input_nr = arg._edge()
+            inputs.append((i, node, input_nr, (tuple(data.shape), data.dtype, data.device)))   # (as _meta)
         else:
             needs.append(False)
-            edges.append(_NO_EDGE)
-            metas.append(None)
+            inputs.append((i, None, 0, None))
     ctx.needs_input_grad = tuple(needs)
     if True in ctx.needs_input_grad:
-        ctx._next_nodes, ctx._input_nrs = zip(*edges)
-        ctx._input_slots, ctx._input_meta = tuple(slots), tuple(metas)
+        ctx._input_slots, ctx._next_nodes, ctx._input_nrs, ctx._input_meta = zip(*inputs)
     return args, raw
-
-
-def _is_input(cls, arg):
-    """Whether an argument that is not a Variable is an input of `cls`'s node, with an (empty) edge."""
-    return (isinstance(arg, torch.Tensor) or (arg is None and cls.none_is_input)
-            or (cls.numbers_are_inputs and isinstance(arg, (int, float, bool))))
