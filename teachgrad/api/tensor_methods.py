@@ -19,6 +19,7 @@ from .. import ops
 from ..rules import tangents, variable_class
 from ..rules.in_place import write_in_place
 from . import interop, op_families, torch_signatures
+from ..ops import aten
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
     import builtins   # for `builtins.bool` below `def bool`, where `bool` names that method (torch's stubs say `_bool`)
@@ -721,7 +722,7 @@ class TensorMethods:
         if not isinstance(values, (variable_class.Variable, torch.Tensor)):
             values = torch.tensor(values, dtype=self.dtype, device=self.device)
         return self._in_place(lambda v: ops.IndexPut.apply(v, indices, values, accumulate),
-                              lambda d, o: torch.ops.aten.index_put_(d, list(indices), o, accumulate), values)
+                              lambda d, o: aten.index_put_(d, list(indices), o, accumulate), values)
 
     def log_(self) -> Variable:
         return self._in_place(lambda v: v.log(), lambda d, o: d.log_())

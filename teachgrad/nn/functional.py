@@ -26,6 +26,7 @@ from ..core.function import Function
 from ..rules import batching, grad_mode, torch_leaves
 from ..rules.broadcast import unbroadcast
 from ..core.variable import Variable
+from ..ops import aten
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
@@ -129,7 +130,7 @@ class BinaryCrossEntropy(Function, node="BinaryCrossEntropyBackward0", saves=("s
         x, t, w = ctx.saved_tensors
         grad_x = grad_t = None
         if ctx.needs_input_grad[0] and isinstance(grad, torch.Tensor) and isinstance(x, torch.Tensor):   # plain: torch's kernel
-            grad_x = torch.ops.aten.binary_cross_entropy_backward(grad, x, t, w, _REDUCTIONS[ctx.reduction])
+            grad_x = aten.binary_cross_entropy_backward(grad, x, t, w, _REDUCTIONS[ctx.reduction])
         grad = _reduce_grad(grad, ctx.reduction, ctx.count)
         if ctx.needs_input_grad[0] and grad_x is None:
             grad_x = grad * (x - t) / ((1 - x) * x).clamp(min=1e-12)
@@ -228,7 +229,7 @@ class NllLoss(Function, node="NllLossBackward0", saves=("self", "target", "weigh
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction):
         ctx.reduction, ctx.ignore_index, ctx.shape = reduction, ignore_index, input.shape
-        kernel = torch.ops.aten.nll_loss2d_forward if input.dim() == 4 else torch.ops.aten.nll_loss_forward
+        kernel = aten.nll_loss2d_forward if input.dim() == 4 else aten.nll_loss_forward
         output, total_weight = kernel(input, target, weight, _REDUCTIONS[reduction], ignore_index)
         ctx.save_for_backward(input, target, weight, total_weight)
         return output
@@ -237,7 +238,7 @@ class NllLoss(Function, node="NllLossBackward0", saves=("self", "target", "weigh
     def backward(ctx, grad):
         input, target, weight, total_weight = (None if t is None else t.data for t in ctx.saved_tensors)
         if isinstance(grad, torch.Tensor):   # first order: torch's own kernel, which does what the lines below say
-            kernel = torch.ops.aten.nll_loss2d_backward if len(ctx.shape) == 4 else torch.ops.aten.nll_loss_backward
+            kernel = aten.nll_loss2d_backward if len(ctx.shape) == 4 else aten.nll_loss_backward
             return (kernel(grad, input, target, weight, _REDUCTIONS[ctx.reduction], ctx.ignore_index, total_weight),
                     None, None, None, None)
         valid = target != ctx.ignore_index

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from ..core.function import Function
+from . import aten
 
 
 class _Elementwise(Function, saves=("self",)):
@@ -70,7 +71,7 @@ class Gelu(_Elementwise, node="GeluBackward0"):
 
     function = staticmethod(lambda a, approximate: F.gelu(a, approximate=approximate))
     derivative = staticmethod(gelu_derivative)
-    kernel = staticmethod(lambda grad, a, approximate: torch.ops.aten.gelu_backward(grad, a, approximate=approximate))
+    kernel = staticmethod(lambda grad, a, approximate: aten.gelu_backward(grad, a, approximate=approximate))
 
 
 def silu_derivative(x):
@@ -83,7 +84,7 @@ class Silu(_Elementwise, node="SiluBackward0"):
 
     function = staticmethod(F.silu)
     derivative = staticmethod(silu_derivative)
-    kernel = staticmethod(torch.ops.aten.silu_backward.default)
+    kernel = staticmethod(aten.silu_backward)
 
 
 def softplus_derivative(x, beta, threshold):
@@ -96,7 +97,7 @@ class Softplus(_Elementwise, node="SoftplusBackward0"):
 
     function = staticmethod(lambda a, beta, threshold: F.softplus(a, beta, threshold))
     derivative = staticmethod(softplus_derivative)
-    kernel = staticmethod(torch.ops.aten.softplus_backward.default)
+    kernel = staticmethod(aten.softplus_backward)
 
 
 def elu_backward(grad, x, alpha, scale, input_scale):
@@ -107,7 +108,7 @@ def elu_backward(grad, x, alpha, scale, input_scale):
     kernel itself gives torch's numbers there, at every order.
     """
     if isinstance(grad, torch.Tensor) and isinstance(x, torch.Tensor):
-        return torch.ops.aten.elu_backward(grad, alpha, scale, input_scale, False, x)
+        return aten.elu_backward(grad, alpha, scale, input_scale, False, x)
     return EluBackward.apply(grad, x, alpha, scale, input_scale)
 
 
@@ -129,7 +130,7 @@ class Elu(Function, node="EluBackward0", saves=("self",)):
     def forward(ctx, a, alpha, scale, input_scale):
         ctx.options = (alpha, scale, input_scale)
         ctx.save_for_backward(a)
-        return torch.ops.aten.elu(a, alpha, scale, input_scale)
+        return aten.elu(a, alpha, scale, input_scale)
 
     @staticmethod
     def backward(ctx, grad):
@@ -149,7 +150,7 @@ class EluBackward(Function, node="EluBackwardBackward0", saves=("grad_output", "
     def forward(ctx, grad_output, a, alpha, scale, input_scale):
         ctx.options = (alpha, scale, input_scale)
         ctx.save_for_backward(grad_output, a)
-        return torch.ops.aten.elu_backward(grad_output, alpha, scale, input_scale, False, a)
+        return aten.elu_backward(grad_output, alpha, scale, input_scale, False, a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -187,7 +188,7 @@ class LogSigmoid(Function, node="LogSigmoidBackward0", saves=("self", "buffer"))
 
     @staticmethod
     def forward(ctx, a):
-        result, buffer = torch.ops.aten.log_sigmoid_forward(a)
+        result, buffer = aten.log_sigmoid_forward(a)
         ctx.save_for_backward(a, buffer)
         return result
 
@@ -195,7 +196,7 @@ class LogSigmoid(Function, node="LogSigmoidBackward0", saves=("self", "buffer"))
     def backward(ctx, grad):
         a, buffer = ctx.saved_tensors
         if isinstance(grad, torch.Tensor) and isinstance(a, torch.Tensor):   # plain: torch's kernel, its bits
-            return torch.ops.aten.log_sigmoid_backward(grad, a, buffer)
+            return aten.log_sigmoid_backward(grad, a, buffer)
         return grad * (-a).sigmoid()
 
     @staticmethod
@@ -217,7 +218,7 @@ class Softmax(Function, node="SoftmaxBackward0", saves=("result",)):
     def backward(ctx, grad):
         s, = ctx.saved_tensors
         if isinstance(grad, torch.Tensor) and isinstance(s, torch.Tensor):   # plain: torch's kernel, its bits
-            return torch.ops.aten._softmax_backward_data(grad, s, ctx.dim, s.dtype), None
+            return aten._softmax_backward_data(grad, s, ctx.dim, s.dtype), None
         return s * (grad - (grad * s).sum(ctx.dim, keepdim=True)), None
 
     @staticmethod
@@ -240,7 +241,7 @@ class LogSoftmax(Function, node="LogSoftmaxBackward0", saves=("result",)):
     def backward(ctx, grad):
         result, = ctx.saved_tensors
         if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):   # plain: torch's kernel, its bits
-            return torch.ops.aten._log_softmax_backward_data(grad, result, ctx.dim, result.dtype), None
+            return aten._log_softmax_backward_data(grad, result, ctx.dim, result.dtype), None
         return grad - result.exp() * grad.sum(ctx.dim, keepdim=True), None
 
     @staticmethod

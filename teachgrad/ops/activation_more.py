@@ -11,6 +11,7 @@ import torch
 from ..core.function import Function
 from ..rules import variable_class
 from .activation import _Elementwise
+from . import aten
 
 
 def _plain(x):
@@ -30,32 +31,32 @@ class _Mask(_Elementwise):
 
 class Hardtanh(_Mask, node="HardtanhBackward0"):
     """x clipped to [min_val, max_val]: the gradient passes strictly inside."""
-    function = staticmethod(lambda a, low, high: torch.ops.aten.hardtanh(a, low, high))
-    kernel = staticmethod(torch.ops.aten.hardtanh_backward.default)
+    function = staticmethod(lambda a, low, high: aten.hardtanh(a, low, high))
+    kernel = staticmethod(aten.hardtanh_backward)
 
 
 class Hardshrink(_Mask, node="HardshrinkBackward0"):
     """x where |x| > lambd, else 0: the gradient passes where x is kept."""
-    function = staticmethod(lambda a, lambd: torch.ops.aten.hardshrink(a, lambd))
-    kernel = staticmethod(torch.ops.aten.hardshrink_backward.default)
+    function = staticmethod(lambda a, lambd: aten.hardshrink(a, lambd))
+    kernel = staticmethod(aten.hardshrink_backward)
 
 
 class Softshrink(_Mask, node="SoftshrinkBackward0"):
     """x - lambd above lambd, x + lambd below -lambd, else 0: the gradient passes outside [-lambd, lambd]."""
-    function = staticmethod(lambda a, lambd: torch.ops.aten.softshrink(a, lambd))
-    kernel = staticmethod(torch.ops.aten.softshrink_backward.default)
+    function = staticmethod(lambda a, lambd: aten.softshrink(a, lambd))
+    kernel = staticmethod(aten.softshrink_backward)
 
 
 class Threshold(_Mask, node="ThresholdBackward0"):
     """x where x > threshold, else value: the gradient passes where x > threshold."""
     function = staticmethod(lambda a, threshold, value: torch.threshold(a, threshold, value))
-    kernel = staticmethod(lambda grad, a, threshold, value: torch.ops.aten.threshold_backward(grad, a, threshold))
+    kernel = staticmethod(lambda grad, a, threshold, value: aten.threshold_backward(grad, a, threshold))
 
 
 class Hardsigmoid(_Mask, node="HardsigmoidBackward0"):
     """x / 6 + 1/2 clipped to [0, 1]: d/dx = 1/6 strictly inside (-3, 3)."""
-    function = staticmethod(lambda a: torch.ops.aten.hardsigmoid(a))
-    kernel = staticmethod(torch.ops.aten.hardsigmoid_backward.default)
+    function = staticmethod(lambda a: aten.hardsigmoid(a))
+    kernel = staticmethod(aten.hardsigmoid_backward)
 
 
 class _NanAsKernel(_Elementwise):
@@ -79,9 +80,9 @@ def hardswish_slope(x):
 
 class Hardswish(_NanAsKernel, node="HardswishBackward0"):
     """x * hardsigmoid(x)."""
-    function = staticmethod(lambda a: torch.ops.aten.hardswish(a))
+    function = staticmethod(lambda a: aten.hardswish(a))
     slope = staticmethod(hardswish_slope)
-    kernel = staticmethod(torch.ops.aten.hardswish_backward.default)
+    kernel = staticmethod(aten.hardswish_backward)
 
 
 class Glu(Function, node="GluBackward0", saves=("self",)):
@@ -97,7 +98,7 @@ class Glu(Function, node="GluBackward0", saves=("self",)):
     def backward(ctx, grad):
         input, = ctx.saved_tensors
         if isinstance(grad, torch.Tensor) and isinstance(input, torch.Tensor):   # plain: torch's kernel, its bits
-            return torch.ops.aten.glu_backward(grad, input, ctx.dim), None
+            return aten.glu_backward(grad, input, ctx.dim), None
         a, b = input.chunk(2, ctx.dim)
         gate = b.sigmoid()
         return torch.cat([grad * gate, grad * a * gate * (1 - gate)], ctx.dim), None
@@ -117,7 +118,7 @@ class Prelu(Function, node="PreluKernelBackward0", saves=("self", "weight")):
     @staticmethod
     def forward(ctx, input, weight):
         ctx.save_for_backward(input, weight)
-        return torch.ops.aten._prelu_kernel(input, weight)
+        return aten._prelu_kernel(input, weight)
 
     @staticmethod
     def backward(ctx, grad):

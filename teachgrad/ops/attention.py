@@ -18,6 +18,7 @@ import torch
 
 from ..core.function import Function
 from .activation import Softmax
+from . import aten
 
 
 class ScaledDotProductFlashAttentionForCpu(Function, node="ScaledDotProductFlashAttentionForCpuBackward0",
@@ -34,7 +35,7 @@ class ScaledDotProductFlashAttentionForCpu(Function, node="ScaledDotProductFlash
 
     @staticmethod
     def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale):
-        output, logsumexp = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        output, logsumexp = aten._scaled_dot_product_flash_attention_for_cpu(
             query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)
         ctx.dropout_p, ctx.is_causal, ctx.scale = dropout_p, is_causal, scale
         ctx.save_for_backward(query, key, value, attn_mask, output, logsumexp)
@@ -44,7 +45,7 @@ class ScaledDotProductFlashAttentionForCpu(Function, node="ScaledDotProductFlash
     def backward(ctx, grad):
         query, key, value, attn_mask, output, logsumexp = ctx.saved_tensors
         plain = [_data(t) for t in (grad, query, key, value, attn_mask, output, logsumexp)]
-        grads = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+        grads = aten._scaled_dot_product_flash_attention_for_cpu_backward(
             plain[0], *plain[1:4], plain[5], plain[6], ctx.dropout_p, ctx.is_causal, attn_mask=plain[4],
             scale=ctx.scale)
         if isinstance(grad, torch.Tensor):   # first order: the gradients themselves
@@ -87,7 +88,7 @@ class SafeSoftmax(Softmax, node="SafeSoftmaxBackward0", saves=("result",)):
 
     @staticmethod
     def forward(ctx, input, dim):
-        result = torch.ops.aten._safe_softmax(input, dim)
+        result = aten._safe_softmax(input, dim)
         ctx.dim = dim
         ctx.save_for_backward(result)
         return result

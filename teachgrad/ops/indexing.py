@@ -9,6 +9,7 @@ import torch
 
 from ..core.function import Function
 from .shape import place_in_zeros
+from . import aten
 
 
 class Gather(Function, node="GatherBackward0", saves=("index", "self"), nondifferentiable_args=(2,)):
@@ -154,7 +155,7 @@ class Embedding(Function, node="EmbeddingBackward0", saves=("indices",), nondiff
     def backward(ctx, grad):
         indices, = ctx.saved_tensors
         if isinstance(grad, torch.Tensor):   # first order: torch's own kernel, which does what the lines below say
-            return torch.ops.aten.embedding_dense_backward(grad, indices.to(grad.device), ctx.num_weights,
+            return aten.embedding_dense_backward(grad, indices.to(grad.device), ctx.num_weights,
                                                            ctx.padding_idx, ctx.scale), None, None, None
         indices = indices.data.reshape(-1).to(grad.device)   # (create_graph: the gradient is recorded)
         rows = grad.reshape(indices.numel(), grad.shape[-1])

@@ -10,6 +10,7 @@ import torch
 
 from ..core.function import Function
 from ..rules import variable_class
+from . import aten
 
 
 class NoDoubleBackward(Function, node="NotImplemented", none_is_input=True):
@@ -62,7 +63,7 @@ class Convolution(Function, node="ConvolutionBackward0", saves=("input", "weight
         ctx.args = stride, padding, dilation, groups
         ctx.bias_shape = None if bias is None else list(bias.shape)
         ctx.save_for_backward(input, weight)
-        return torch.ops.aten.convolution(input, weight, bias, stride, padding, dilation, False,
+        return aten.convolution(input, weight, bias, stride, padding, dilation, False,
                                           [0] * len(stride), groups)
 
     @staticmethod
@@ -70,7 +71,7 @@ class Convolution(Function, node="ConvolutionBackward0", saves=("input", "weight
         input, weight = ctx.saved_tensors
         stride, padding, dilation, groups = ctx.args
         mask = list(ctx.needs_input_grad[:3])   # (input, weight, bias)
-        grads = torch.ops.aten.convolution_backward(_data(grad), _data(input), _data(weight), ctx.bias_shape,
+        grads = aten.convolution_backward(_data(grad), _data(input), _data(weight), ctx.bias_shape,
                                                     stride, padding, dilation, False, [0] * len(stride), groups, mask)
         if isinstance(grad, torch.Tensor):
             return (*grads, None, None, None, None)
@@ -80,7 +81,7 @@ class Convolution(Function, node="ConvolutionBackward0", saves=("input", "weight
     @staticmethod
     def jvp(ctx, tinput, tweight, tbias, *_):
         input, weight, bias, stride, padding, dilation, groups = ctx._primals
-        conv = torch.ops.aten.convolution
+        conv = aten.convolution
         zeros = [0] * len(stride)
         tangent = conv(tinput, weight, tbias, stride, padding, dilation, False, zeros, groups)
         return tangent + conv(input, tweight, None, stride, padding, dilation, False, zeros, groups)
@@ -99,14 +100,14 @@ class ConvolutionTranspose(Function, node="ConvolutionBackward0", saves=("input"
         ctx.args = stride, padding, output_padding, dilation, groups
         ctx.bias_shape = None if bias is None else list(bias.shape)
         ctx.save_for_backward(input, weight)
-        return torch.ops.aten.convolution(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
+        return aten.convolution(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
         stride, padding, output_padding, dilation, groups = ctx.args
         mask = list(ctx.needs_input_grad[:3])   # (input, weight, bias)
-        grads = torch.ops.aten.convolution_backward(_data(grad), _data(input), _data(weight), ctx.bias_shape,
+        grads = aten.convolution_backward(_data(grad), _data(input), _data(weight), ctx.bias_shape,
                                                     stride, padding, dilation, True, output_padding, groups, mask)
         if isinstance(grad, torch.Tensor):
             return (*grads, None, None, None, None, None)
@@ -116,7 +117,7 @@ class ConvolutionTranspose(Function, node="ConvolutionBackward0", saves=("input"
     @staticmethod
     def jvp(ctx, tinput, tweight, tbias, *_):
         input, weight, bias, stride, padding, output_padding, dilation, groups = ctx._primals
-        conv = torch.ops.aten.convolution
+        conv = aten.convolution
         tangent = conv(tinput, weight, tbias, stride, padding, dilation, True, output_padding, groups)
         return tangent + conv(input, tweight, None, stride, padding, dilation, True, output_padding, groups)
 
@@ -132,7 +133,7 @@ class MaxPool2d(Function, node="MaxPool2DWithIndicesBackward0", saves=("self", "
 
     @staticmethod
     def forward(ctx, a, kernel_size, stride, padding, dilation, ceil_mode):
-        out, indices = torch.ops.aten.max_pool2d_with_indices(a, kernel_size, stride, padding, dilation, ceil_mode)
+        out, indices = aten.max_pool2d_with_indices(a, kernel_size, stride, padding, dilation, ceil_mode)
         ctx.mark_non_differentiable(indices)
         ctx.shape = a.shape
         ctx.save_for_backward(a, indices)
@@ -165,13 +166,13 @@ class AvgPool2d(Function, node="AvgPool2DBackward0", saves=("self",)):
     def forward(ctx, a, *options):
         ctx.options = options
         ctx.save_for_backward(a)
-        return torch.ops.aten.avg_pool2d(a, *options)
+        return aten.avg_pool2d(a, *options)
 
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         if isinstance(grad, torch.Tensor):
-            grad_a = torch.ops.aten.avg_pool2d_backward(grad, _data(a), *ctx.options)
+            grad_a = aten.avg_pool2d_backward(grad, _data(a), *ctx.options)
         else:
             grad_a = AvgPool2dBackward.apply(grad, _data(a), *ctx.options)
         return (grad_a,) + (None,) * len(ctx.options)
@@ -179,7 +180,7 @@ class AvgPool2d(Function, node="AvgPool2DBackward0", saves=("self",)):
     @staticmethod
     def jvp(ctx, ta, *_):
         if isinstance(ta, torch.Tensor):
-            return torch.ops.aten.avg_pool2d(ta, *ctx.options)
+            return aten.avg_pool2d(ta, *ctx.options)
         return AvgPool2d.apply(ta, *ctx.options)   # a tangent with a graph (forward over reverse): recorded
 
 
@@ -189,7 +190,7 @@ class AvgPool2dBackward(Function, node="AvgPool2DBackwardBackward0", nondifferen
     @staticmethod
     def forward(ctx, grad, a, *options):
         ctx.options = options
-        return torch.ops.aten.avg_pool2d_backward(grad, a, *options)
+        return aten.avg_pool2d_backward(grad, a, *options)
 
     @staticmethod
     def backward(ctx, gg):
@@ -198,7 +199,7 @@ class AvgPool2dBackward(Function, node="AvgPool2DBackwardBackward0", nondifferen
     @staticmethod
     def jvp(ctx, tgrad, *_):
         if isinstance(tgrad, torch.Tensor):
-            return torch.ops.aten.avg_pool2d_backward(tgrad, ctx._primals[1], *ctx.options)
+            return aten.avg_pool2d_backward(tgrad, ctx._primals[1], *ctx.options)
         return AvgPool2dBackward.apply(tgrad, ctx._primals[1], *ctx.options)   # (recorded, as above)
 
 
@@ -229,7 +230,7 @@ class NativeLayerNorm(Function, node="NativeLayerNormBackward0",
 
     @staticmethod
     def forward(ctx, input, normalized_shape, weight, bias, eps):
-        out, mean, rstd = torch.ops.aten.native_layer_norm(input, normalized_shape, weight, bias, eps)
+        out, mean, rstd = aten.native_layer_norm(input, normalized_shape, weight, bias, eps)
         ctx.normalized_shape, ctx.eps = list(normalized_shape), eps
         ctx.save_for_backward(bias, input, weight, mean, rstd)
         return out
@@ -240,7 +241,7 @@ class NativeLayerNorm(Function, node="NativeLayerNormBackward0",
         needs = ctx.needs_input_grad[0], ctx.needs_input_grad[2], ctx.needs_input_grad[3]   # (input, weight, bias)
         if isinstance(grad, torch.Tensor):
             mask = [needs[0], needs[1] and weight is not None, needs[2] and bias is not None]
-            gi, gw, gb = torch.ops.aten.native_layer_norm_backward(grad, input, ctx.normalized_shape, mean, rstd,
+            gi, gw, gb = aten.native_layer_norm_backward(grad, input, ctx.normalized_shape, mean, rstd,
                                                                    weight, bias, mask)
             return gi, None, gw, gb, None
         n = len(ctx.normalized_shape)
@@ -281,7 +282,7 @@ class NativeBatchNorm(Function, node="NativeBatchNormBackward0",
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, training, momentum, eps):
-        out, save_mean, save_invstd = torch.ops.aten.native_batch_norm(input, weight, bias, running_mean, running_var,
+        out, save_mean, save_invstd = aten.native_batch_norm(input, weight, bias, running_mean, running_var,
                                                                        training, momentum, eps)
         ctx.training, ctx.eps = training, eps
         ctx.save_for_backward(input, running_mean, running_var, weight, save_mean, save_invstd)
@@ -292,7 +293,7 @@ class NativeBatchNorm(Function, node="NativeBatchNormBackward0",
         input, running_mean, running_var, weight, save_mean, save_invstd = ctx.saved_tensors
         needs = ctx.needs_input_grad   # (input, weight, bias)
         if isinstance(grad, torch.Tensor):
-            gi, gw, gb = torch.ops.aten.native_batch_norm_backward(
+            gi, gw, gb = aten.native_batch_norm_backward(
                 grad, input, weight, running_mean, running_var, save_mean, save_invstd, ctx.training, ctx.eps,
                 [needs[0], needs[1], needs[2]])
             return gi, gw, gb, None, None, None, None, None

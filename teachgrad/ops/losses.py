@@ -12,6 +12,7 @@ import torch
 
 from ..core.function import Function
 from .attention import DerivativeNotImplemented
+from . import aten
 
 NONE, MEAN, SUM = 0, 1, 2
 
@@ -69,9 +70,9 @@ class SmoothL1Loss(_PairLoss, node="SmoothL1LossBackward0"):
     """0.5 d² / beta where abs(d) < beta, else abs(d) - 0.5 beta (d = input - target).
     d/d input = d / beta where abs(d) < beta, else sign(d)."""
 
-    function = staticmethod(lambda input, target, reduction, beta: torch.ops.aten.smooth_l1_loss(
+    function = staticmethod(lambda input, target, reduction, beta: aten.smooth_l1_loss(
         input, target, reduction, beta))
-    kernel = staticmethod(lambda grad, input, target, reduction, beta: torch.ops.aten.smooth_l1_loss_backward(
+    kernel = staticmethod(lambda grad, input, target, reduction, beta: aten.smooth_l1_loss_backward(
         grad, input, target, reduction, beta))
 
     @staticmethod
@@ -83,9 +84,9 @@ class HuberLoss(_PairLoss, node="HuberLossBackward0"):
     """0.5 d² where abs(d) <= delta, else delta (abs(d) - 0.5 delta) (d = input - target).
     d/d input = d where abs(d) <= delta, else delta sign(d)."""
 
-    function = staticmethod(lambda input, target, reduction, delta: torch.ops.aten.huber_loss(
+    function = staticmethod(lambda input, target, reduction, delta: aten.huber_loss(
         input, target, reduction, delta))
-    kernel = staticmethod(lambda grad, input, target, reduction, delta: torch.ops.aten.huber_loss_backward(
+    kernel = staticmethod(lambda grad, input, target, reduction, delta: aten.huber_loss_backward(
         grad, input, target, reduction, delta))
 
     @staticmethod
@@ -101,13 +102,13 @@ class SoftMarginLoss(Function, node="SoftMarginLossBackward0", saves=("self", "t
     def forward(ctx, input, target, reduction):
         ctx.reduction, ctx.count = reduction, input.numel()
         ctx.save_for_backward(input, target)
-        return torch.ops.aten.soft_margin_loss(input, target, reduction)
+        return aten.soft_margin_loss(input, target, reduction)
 
     @staticmethod
     def backward(ctx, grad):
         input, target = ctx.saved_tensors
         if _plain(grad, input, target):
-            return torch.ops.aten.soft_margin_loss_backward(grad, input, target, ctx.reduction), None, None
+            return aten.soft_margin_loss_backward(grad, input, target, ctx.reduction), None, None
         target = target.data if not isinstance(target, torch.Tensor) else target
         z = (-target * input).exp()
         return _per_element(grad, ctx.reduction, ctx.count) * -target * z / (1 + z), None, None
@@ -134,7 +135,7 @@ class CtcLoss(Function, node="CtcLossBackward0", saves=("log_probs", "targets", 
 
     @staticmethod
     def forward(ctx, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
-        loss, log_alpha = torch.ops.aten._ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+        loss, log_alpha = aten._ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                                                    zero_infinity)
         ctx.lengths, ctx.blank, ctx.zero_infinity = (input_lengths, target_lengths), blank, zero_infinity
         ctx.save_for_backward(log_probs, targets, loss, log_alpha)
@@ -144,7 +145,7 @@ class CtcLoss(Function, node="CtcLossBackward0", saves=("log_probs", "targets", 
     def backward(ctx, grad):
         log_probs, targets, loss, log_alpha = ctx.saved_tensors
         plain = [getattr(t, "data", t) for t in (grad, log_probs, targets, loss, log_alpha)]
-        grad_log_probs = torch.ops.aten._ctc_loss_backward(plain[0], plain[1], plain[2], *ctx.lengths, plain[3],
+        grad_log_probs = aten._ctc_loss_backward(plain[0], plain[1], plain[2], *ctx.lengths, plain[3],
                                                            plain[4], ctx.blank, ctx.zero_infinity)
         if not isinstance(grad, torch.Tensor):   # create_graph: a gradient torch cannot differentiate again
             grad_log_probs = DerivativeNotImplemented.apply("_ctc_loss_backward", 1, grad_log_probs, grad, log_probs)

@@ -3,6 +3,7 @@ import torch
 
 from ..core.function import Function
 from ..rules.broadcast import number_or_none, times, total
+from . import aten
 
 
 class Exp(Function, node="ExpBackward0", saves=("result",)):
@@ -101,8 +102,8 @@ class Cos(Function, node="CosBackward0", saves=("self",)):
 
 
 # torch's own backward kernels, used on plain tensors (first-order backward) so the bits are torch's
-_tanh_backward = torch.ops.aten.tanh_backward.default
-_sigmoid_backward = torch.ops.aten.sigmoid_backward.default
+_tanh_backward = aten.tanh_backward
+_sigmoid_backward = aten.sigmoid_backward
 
 
 class Tanh(Function, node="TanhBackward0", saves=("result",)):
@@ -149,7 +150,7 @@ class Sigmoid(Function, node="SigmoidBackward0", saves=("result",)):
         return ta * result * (1 - result)
 
 
-_threshold_backward = torch.ops.aten.threshold_backward.default
+_threshold_backward = aten.threshold_backward
 
 
 def threshold_backward(grad, result):

@@ -9,6 +9,7 @@ import torch
 from ..rules import views
 from ..core.function import Function
 from ..rules import variable_class
+from . import aten
 
 
 def wrap_dim(dim, ndim):
@@ -264,7 +265,7 @@ def _place(grad, shape, index, accumulate):
     """With `accumulate`, `index` is index_put_'s (tensors, None for whole dims) and repeats add up."""
     zeros = grad.new_zeros(shape)
     if accumulate:
-        return torch.ops.aten.index_put_(zeros, list(index), grad, True)
+        return aten.index_put_(zeros, list(index), grad, True)
     zeros[index] = grad
     return zeros
 

@@ -7,6 +7,7 @@ import torch
 
 from ..core.function import Function
 from .shape import plain_index, python_index
+from . import aten
 
 
 class Zero(Function, node="ZeroBackward0"):
@@ -86,7 +87,7 @@ class IndexPut(Function, node="IndexPutBackward0", saves=("indices[]",)):
     def forward(ctx, a, indices, values, accumulate):
         ctx.accumulate = accumulate
         ctx.save_for_backward(*indices)
-        return torch.ops.aten.index_put_(a.clone(), list(indices), values, accumulate)
+        return aten.index_put_(a.clone(), list(indices), values, accumulate)
 
     @staticmethod
     def backward(ctx, grad):
@@ -100,7 +101,7 @@ class IndexPut(Function, node="IndexPutBackward0", saves=("indices[]",)):
     @staticmethod
     def jvp(ctx, ta, _indices, tvalues, _accumulate):
         indices = ctx._primals[1]
-        return torch.ops.aten.index_put_(ta.clone(), list(indices), tvalues, ctx.accumulate)
+        return aten.index_put_(ta.clone(), list(indices), tvalues, ctx.accumulate)
 
 
 def _zeros(grad):
@@ -112,4 +113,4 @@ def _kept(grad, indices):
     """True where index_put_ left the old values alone, False where it wrote."""
     data = getattr(grad, "data", grad)
     kept = torch.ones(data.shape, dtype=torch.bool, device=data.device)
-    return torch.ops.aten.index_put_(kept, list(indices), kept.new_zeros(()), False)
+    return aten.index_put_(kept, list(indices), kept.new_zeros(()), False)
