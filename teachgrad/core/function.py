@@ -177,34 +177,44 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
     Returns (args, raw).
 
     An input gets an edge: where its gradient goes (`_next_nodes`, `_input_nrs`), and the (shape, dtype,
-    device) that gradient must have (`_input_meta`). This is the usual case, every argument a Variable (or a
-    number operand of + - * /, with an empty edge); `read_mixed_inputs` reads the others (torch tensors, None,
+    device) that gradient must have (`_input_meta`). This is the usual case: Variables, a number operand of
+    + - * / (an empty edge), and arguments that are no inputs (a shape, a dim: no edge, and then `_input_slots`
+    says which arguments the edges are for); `read_mixed_inputs` reads the others (torch tensors, None,
     index arguments)."""
     if cls.nondifferentiable_args or not args:
         return read_mixed_inputs(cls, ctx, args)
-    inputs = []   # per argument: (data, needs a gradient, node, input_nr, meta)
-    for arg in args:
+    raw, needs = [], []   # per argument: what forward computes with, whether it needs a gradient
+    inputs = []           # per input: (its position among the arguments, node, input_nr, meta)
+    for i, arg in enumerate(args):
         if isinstance(arg, variable_class.Variable):
             data = arg._data
+            raw.append(data)
             if arg._view is None:
                 node, input_nr = arg._grad_fn, arg._output_nr
                 if node is None and arg._requires_grad:
                     node, input_nr = arg._grad_accumulator(), 0
                 needed = node is not None
-            else:                           # (a view's history may have to be made again: see _edge)
-                needed = arg.requires_grad
+            else:                           # (a view's history may have to be made again: see _edge; a view made
+                needed = arg.requires_grad  # under no_grad of a base that requires grad requires grad, edge or not)
                 node, input_nr = arg._edge() if needed else (None, 0)
             if needed:
-                inputs.append((data, True, node, input_nr, (tuple(data.shape), data.dtype, data.device)))  # (as _meta)
+                needs.append(True)
+                inputs.append((i, node, input_nr, (tuple(data.shape), data.dtype, data.device)))   # (as _meta)
             else:                           # a constant: no gradient goes to it
-                inputs.append((data, False, None, 0, None))
-        elif cls.numbers_are_inputs and (type(arg) is float or type(arg) is int):   # `x * 2.0`: an empty edge
-            inputs.append((arg, False, None, 0, None))
-        else:
+                needs.append(False)
+                inputs.append((i, None, 0, None))
+        elif isinstance(arg, torch.Tensor) or arg is None and cls.none_is_input:
             return read_mixed_inputs(cls, ctx, args)
-    raw, ctx.needs_input_grad, nodes, input_nrs, metas = zip(*inputs)   # (one tuple each)
-    if True in ctx.needs_input_grad:
-        ctx._next_nodes, ctx._input_nrs, ctx._input_meta = nodes, input_nrs, metas   # (every argument an input)
+        else:                               # a number, a shape, a dim: no input, unless a number operand of + - * /
+            raw.append(arg)
+            needs.append(False)
+            if cls.numbers_are_inputs and isinstance(arg, (int, float)):   # `x * 2.0`: an empty edge
+                inputs.append((i, None, 0, None))
+    ctx.needs_input_grad = needs = tuple(needs)
+    if True in needs:
+        slots, ctx._next_nodes, ctx._input_nrs, ctx._input_meta = zip(*inputs)   # (one tuple each)
+        if len(slots) < len(args):
+            ctx._input_slots = slots
     return args, raw
 
 

@@ -96,7 +96,7 @@ def share_with_task(task, buffers, dependencies, execute, capture):
 
 def recorders():
     """The lists that `record_backward` blocks open in this thread are filling (none: an empty tuple)."""
-    return getattr(_local, "recorders", None) or ()
+    return _local.__dict__.get("recorders") or ()   # (not getattr: a miss would raise and catch an AttributeError)
 
 
 def record_step(recorders, node, grad_outputs, grad_inputs):

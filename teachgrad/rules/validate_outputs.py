@@ -8,7 +8,9 @@ here, once, for every op.
 Guarded by tests/test_engine.py, tests/test_engine_fidelity.py (dtypes, devices, shapes, messages) and
 tests/test_function.py (a custom Function's wrong gradient refused).
 """
-from .broadcast import unbroadcast
+import torch
+
+from .broadcast import sum_to
 
 
 def fit_to_inputs(node, grad_inputs):
@@ -25,8 +27,9 @@ def _fitted(node, k, g, meta):
         if not _expandable(shape, g.shape):   # a broadcast of the input's shape is summed back; any other is a bug
             raise RuntimeError(_message(node, f"invalid gradient at index {k} - got {list(g.shape)} but expected "
                                               f"shape compatible with {list(shape)}"))
-        g = unbroadcast(g, shape)
-    g = fit_dtype(g, dtype)
+        g = sum_to(g, shape) if isinstance(g, torch.Tensor) else g.sum_to_size(shape)   # (a Variable: recorded)
+    if g.dtype is not dtype:   # (fit_dtype, written out: this runs for every broadcast operand's gradient)
+        g = g.to(dtype)
     if g.device != device:   # (checked here too, so the message's closure is made only for a gradient it may need)
         g = fit_device(g, device, lambda text: _message(node, text), k)
     return g
