@@ -254,12 +254,15 @@ def _any_requires_grad(value, Variable):
 
 
 def _unwrap(value, Variable):
+    """The arguments with each Variable replaced by its torch tensor (looking inside tuples, lists and dicts)."""
     if isinstance(value, Variable):
         return value.data
-    if isinstance(value, (tuple, list)):
+    if type(value) is tuple or type(value) is list:   # (a list comprehension: no generator to make and run)
+        return type(value)([_unwrap(v, Variable) for v in value])
+    if isinstance(value, (tuple, list)):              # torch.Size, a list subclass: made from the items
         return type(value)(_unwrap(v, Variable) for v in value)
     if isinstance(value, dict):
-        return {k: _unwrap(v, Variable) for k, v in value.items()}
+        return {k: _unwrap(v, Variable) for k, v in value.items()} if value else {}
     return value
 
 
