@@ -17,7 +17,7 @@ tensor (a built-in op has just computed it): then the leaf keeps it as it is, as
 """
 from __future__ import annotations
 
-import heapq
+from heapq import heapify, heappop, heappush
 import itertools
 from typing import Any
 import warnings
@@ -145,23 +145,21 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
     order = itertools.count()                            # among nodes of one sequence number, the first ready
     ready = [(-node._sequence_nr, next(order), node) for node in buffers         # runs first; newest first, as
              if node not in dependencies and (execute is None or node in execute)]          # torch's ready queue
-    heapq.heapify(ready)
+    heapify(ready)
     was_enabled = grad_mode.is_grad_enabled()
     grad_mode.set_enabled(create_graph)                  # recorded only with create_graph
     try:
         while ready:
-            node = heapq.heappop(ready)[2]
+            node = heappop(ready)[2]
             grad_outputs = buffers.pop(node)
             if captures and node in captures and catch_input_grads(node, grad_outputs, captures[node], captured,
                                                                    needed, create_graph):
                 continue                                 # grad() caught it, and nothing below it is asked for
-            if plain and isinstance(node, AccumulateGrad) and not (node._pre_hooks or node._post_hooks or
-                                                                   node._tensor_pre_hooks):
+            if plain and isinstance(node, AccumulateGrad) and not (node._has_hooks or node._tensor_pre_hooks):
                 if grad_outputs[0] is not None:          # a leaf without hooks: its gradient added into `.grad`
                     node.apply(grad_outputs[0], owned=node in watch.owned)
                 continue                                 # (it has no edges, and nothing saved to release)
-            if plain and isinstance(node, BackwardNode) and not (node._pre_hooks or node._post_hooks or
-                                                               node._tensor_pre_hooks or node._retains_grad_hooks):
+            if plain and isinstance(node, BackwardNode) and not node._has_hooks:
                 grad_inputs = call_node(node, grad_outputs)   # an op's node without hooks
             else:
                 grad_outputs, grad_inputs = call_function(node, grad_outputs, watch)   # (seen by torch's profiler)
@@ -170,14 +168,18 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
             for next_node, input_nr, g in zip(node._next_nodes, node._input_nrs, grad_inputs):
                 if next_node is None or (execute is not None and next_node not in execute):
                     continue
-                buffer = buffers.get(next_node) or buffers.setdefault(next_node, [None] * next_node._num_outputs)
+                buffer = buffers.get(next_node)
+                if buffer is None:
+                    buffer = buffers[next_node] = [None] * next_node._num_outputs
                 if g is not None:                        # gradients meeting at one input are summed
-                    buffer[input_nr] = g if buffer[input_nr] is None else buffer[input_nr] + g
+                    waiting = buffer[input_nr]
+                    buffer[input_nr] = g if waiting is None else waiting + g
                     if isinstance(next_node, AccumulateGrad):
-                        track_owner(watch, next_node, buffer[input_nr] is not g, node, g, grad_outputs, grad_inputs)
-                dependencies[next_node] -= 1
-                if not dependencies[next_node]:
-                    heapq.heappush(ready, (-next_node._sequence_nr, next(order), next_node))
+                        track_owner(watch, next_node, waiting is not None, node, g, grad_outputs, grad_inputs)
+                count = dependencies[next_node] - 1
+                dependencies[next_node] = count
+                if not count:
+                    heappush(ready, (-next_node._sequence_nr, next(order), next_node))
     finally:
         grad_mode.set_enabled(was_enabled)
     return captured

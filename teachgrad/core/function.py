@@ -183,12 +183,10 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
     index arguments)."""
     if cls.nondifferentiable_args or not args:
         return read_mixed_inputs(cls, ctx, args)
-    raw, needs = [], []   # per argument: what forward computes with, whether it needs a gradient
-    inputs = []           # per input: (its position among the arguments, node, input_nr, meta)
-    for i, arg in enumerate(args):
+    rows = []   # per argument: (data, needs a gradient, node, input_nr, meta)
+    for arg in args:
         if isinstance(arg, variable_class.Variable):
             data = arg._data
-            raw.append(data)
             if arg._view is None:
                 node, input_nr = arg._grad_fn, arg._output_nr
                 if node is None and arg._requires_grad:
@@ -198,24 +196,27 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
                 needed = arg.requires_grad  # under no_grad of a base that requires grad requires grad, edge or not)
                 node, input_nr = arg._edge() if needed else (None, 0)
             if needed:
-                needs.append(True)
-                inputs.append((i, node, input_nr, (tuple(data.shape), data.dtype, data.device)))   # (as _meta)
+                rows.append((data, True, node, input_nr, (tuple(data.shape), data.dtype, data.device)))  # (as _meta)
             else:                           # a constant: no gradient goes to it
-                needs.append(False)
-                inputs.append((i, None, 0, None))
-        elif isinstance(arg, torch.Tensor) or arg is None and cls.none_is_input:
+                rows.append((data, False, None, 0, None))
+        elif cls.numbers_are_inputs and (type(arg) is float or type(arg) is int):   # `x * 2.0`: an empty edge
+            rows.append((arg, False, None, 0, None))
+        elif isinstance(arg, torch.Tensor) or arg is None and cls.none_is_input \
+                or cls.numbers_are_inputs and isinstance(arg, (int, float)):   # (and a bool, a float subclass)
             return read_mixed_inputs(cls, ctx, args)
-        else:                               # a number, a shape, a dim: no input, unless a number operand of + - * /
-            raw.append(arg)
-            needs.append(False)
-            if cls.numbers_are_inputs and isinstance(arg, (int, float)):   # `x * 2.0`: an empty edge
-                inputs.append((i, None, 0, None))
-    ctx.needs_input_grad = needs = tuple(needs)
-    if True in needs:
-        slots, ctx._next_nodes, ctx._input_nrs, ctx._input_meta = zip(*inputs)   # (one tuple each)
-        if len(slots) < len(args):
-            ctx._input_slots = slots
+        else:                               # a shape, a dim, an exponent: no input, no edge
+            rows.append((arg, False, _NOT_AN_INPUT, 0, None))
+    raw, ctx.needs_input_grad, nodes, input_nrs, metas = zip(*rows)   # (one tuple each)
+    if True in ctx.needs_input_grad:
+        if _NOT_AN_INPUT in nodes:          # the edges are for the other arguments
+            ctx._input_slots = slots = tuple([i for i, node in enumerate(nodes) if node is not _NOT_AN_INPUT])
+            nodes, input_nrs, metas = ([column[i] for i in slots] for column in (nodes, input_nrs, metas))
+            nodes, input_nrs, metas = tuple(nodes), tuple(input_nrs), tuple(metas)
+        ctx._next_nodes, ctx._input_nrs, ctx._input_meta = nodes, input_nrs, metas
     return args, raw
+
+
+_NOT_AN_INPUT = object()   # (in _read_recorded: marks an argument that gets no edge)
 
 
 def number_node(ctx: BackwardNode) -> None:

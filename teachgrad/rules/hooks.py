@@ -43,6 +43,7 @@ class NodeHooks:
     _retains_grad_hooks = None  # {output_nr: fn(grad)}: retain_grad's, run after the tensor hooks
     _pre_hooks = None           # [fn(grad_outputs) -> grad_outputs or None]: register_prehook
     _post_hooks = None          # [fn(grad_inputs, grad_outputs) -> grad_inputs or None]: register_hook
+    _has_hooks = False          # whether any of the four was ever registered (what the engine's loop reads)
     _metadata = None
 
     @property
@@ -57,6 +58,7 @@ class NodeHooks:
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(fn)
+        self._has_hooks = True
         return RemovableHandle(self._post_hooks, fn)
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
@@ -64,6 +66,7 @@ class NodeHooks:
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(fn)
+        self._has_hooks = True
         return RemovableHandle(self._pre_hooks, fn)
 
     def _register_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
@@ -72,6 +75,7 @@ class NodeHooks:
             self._tensor_pre_hooks = []
         entry = (output_nr, fn)
         self._tensor_pre_hooks.append(entry)
+        self._has_hooks = True
         return RemovableHandle(self._tensor_pre_hooks, entry)
 
 
@@ -137,6 +141,7 @@ def _set_retains_grad_hook(variable, hook):
     if node._retains_grad_hooks is None:
         node._retains_grad_hooks = {}
     node._retains_grad_hooks[variable._output_nr] = hook
+    node._has_hooks = True
 
 
 def follow_retain_grad(variable: Any, old_node: Any, old_output_nr: int) -> None:
