@@ -28,7 +28,10 @@ def tensor(data: Any, dtype: torch.dtype | None = None, device: torch.device | s
     if isinstance(data, torch.Tensor):
         data = data.detach().clone().to(device=device, dtype=dtype)
     else:
-        data = torch.tensor(_plain(data), dtype=dtype, device=device)
+        try:   # numbers, nested lists of numbers: torch reads them at once
+            data = torch.tensor(data, dtype=dtype, device=device)
+        except TypeError:   # Variables among them (torch cannot read one): their values first
+            data = torch.tensor(_plain(data), dtype=dtype, device=device)
     return Variable(data, requires_grad=requires_grad)
 
 

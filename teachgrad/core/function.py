@@ -35,7 +35,7 @@ import torch
 
 from ..features import anomaly_mode
 from ..rules import batching, grad_mode, saved_tensors, tangents, variable_class
-from ..rules.mixed_inputs import read_mixed_inputs   # (numbers, torch tensors, None among the arguments)
+from ..rules.mixed_inputs import NOT_AN_INPUT, read_mixed_inputs, record_edges   # (torch tensors, None, indices)
 from ..rules.saved_attributes import saved_attributes
 from ..rules.views import mark_views                 # (the outputs of a view op)
 from ..rules.wrap_outputs import wrap_output, wrap_outputs   # (several outputs, integer or non-differentiable ones)
@@ -205,18 +205,8 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
                 or cls.numbers_are_inputs and isinstance(arg, (int, float)):   # (and a bool, a float subclass)
             return read_mixed_inputs(cls, ctx, args)
         else:                               # a shape, a dim, an exponent: no input, no edge
-            rows.append((arg, False, _NOT_AN_INPUT, 0, None))
-    raw, ctx.needs_input_grad, nodes, input_nrs, metas = zip(*rows)   # (one tuple each)
-    if True in ctx.needs_input_grad:
-        if _NOT_AN_INPUT in nodes:          # the edges are for the other arguments
-            ctx._input_slots = slots = tuple([i for i, node in enumerate(nodes) if node is not _NOT_AN_INPUT])
-            nodes, input_nrs, metas = ([column[i] for i in slots] for column in (nodes, input_nrs, metas))
-            nodes, input_nrs, metas = tuple(nodes), tuple(input_nrs), tuple(metas)
-        ctx._next_nodes, ctx._input_nrs, ctx._input_meta = nodes, input_nrs, metas
-    return args, raw
-
-
-_NOT_AN_INPUT = object()   # (in _read_recorded: marks an argument that gets no edge)
+            rows.append((arg, False, NOT_AN_INPUT, 0, None))
+    return args, record_edges(ctx, rows)
 
 
 def number_node(ctx: BackwardNode) -> None:

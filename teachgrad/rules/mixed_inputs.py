@@ -20,8 +20,26 @@ from . import torch_leaves, variable_class
 _NO_EDGE = (None, 0)
 
 
-def read_mixed_inputs(cls: type, ctx: Any, args: tuple) -> tuple[tuple, list]:
-    """`_read_inputs` for arguments that are not all Variables.
+NOT_AN_INPUT = object()   # marks, in a row of `record_edges`, an argument that gets no edge (a shape, a dim)
+
+
+def record_edges(ctx: Any, rows: list) -> tuple:
+    """From one row per argument, (data, needs a gradient, node, input_nr, meta), set `ctx.needs_input_grad` and,
+    when an input needs a gradient, the node's edges; return what forward computes with (each row's data).
+
+    An argument that is no input (its node NOT_AN_INPUT) gets no edge: `_input_slots` then says which arguments
+    the edges are for."""
+    raw, ctx.needs_input_grad, nodes, input_nrs, metas = zip(*rows)   # (one tuple each)
+    if True in ctx.needs_input_grad:
+        if NOT_AN_INPUT in nodes:
+            ctx._input_slots = slots = tuple([i for i, node in enumerate(nodes) if node is not NOT_AN_INPUT])
+            nodes, input_nrs, metas = (tuple([column[i] for i in slots]) for column in (nodes, input_nrs, metas))
+        ctx._next_nodes, ctx._input_nrs, ctx._input_meta = nodes, input_nrs, metas
+    return raw
+
+
+def read_mixed_inputs(cls: type, ctx: Any, args: tuple) -> tuple[tuple, tuple]:
+    """`_read_recorded` for arguments that are not all Variables, numbers and shapes. Returns (args, raw).
 
     A number some built-ins take as an input, a torch tensor, or None (for `none_is_input`) gets an empty edge;
     other arguments get none. A torch tensor that requires grad (an `nn.Parameter`) is a leaf of teachgrad's
@@ -29,43 +47,32 @@ def read_mixed_inputs(cls: type, ctx: Any, args: tuple) -> tuple[tuple, list]:
     AccumulateGrad."""
     Variable = variable_class.Variable
     skipped = cls.nondifferentiable_args   # (index, condition and target arguments: no edge)
-    raw, needs = [], []                    # per argument: what forward computes with, whether it needs a gradient
-    inputs = []                            # per input (an argument with an edge): (position, node, input_nr, meta)
+    rows = []                              # per argument: (data, needs a gradient, node, input_nr, meta)
+    leaves = None                          # the arguments, each torch tensor that requires grad as its TorchLeaf
     for i, arg in enumerate(args):
+        if skipped and i in skipped:       # no edge, even when it requires grad
+            if isinstance(arg, Variable):
+                arg = arg._data
+            elif isinstance(arg, torch.Tensor) and arg.requires_grad:
+                arg = arg.detach()
+            rows.append((arg, False, NOT_AN_INPUT, 0, None))
+            continue
+        if isinstance(arg, torch.Tensor) and arg.requires_grad:   # an nn.Parameter: a leaf of teachgrad's graph
+            arg = torch_leaves.leaf(arg)
+            if leaves is None:
+                leaves = list(args)
+            leaves[i] = arg
         if isinstance(arg, Variable):
             data = arg._data
-        elif isinstance(arg, torch.Tensor):
-            if not arg.requires_grad:      # a constant tensor: an empty edge
-                raw.append(arg)
-                needs.append(False)
-                if not (skipped and i in skipped):
-                    inputs.append((i, None, 0, None))
-                continue
-            if skipped and i in skipped:
-                raw.append(arg.detach())
-                needs.append(False)
-                continue
-            arg = torch_leaves.leaf(arg)   # an nn.Parameter: a leaf of teachgrad's graph
-            args = args[:i] + (arg,) + args[i + 1:]
-            data = arg._data
-        else:                              # a number, None, a shape, a dim...: an empty edge if the op takes it as an
-            raw.append(arg)                # input, else no edge
-            needs.append(False)
-            if (arg is None and cls.none_is_input or cls.numbers_are_inputs and isinstance(arg, (int, float, bool))) \
-                    and not (skipped and i in skipped):
-                inputs.append((i, None, 0, None))
-            continue
-        raw.append(data)
-        if skipped and i in skipped:
-            needs.append(False)
-        elif arg._requires_grad or arg._grad_fn is not None or arg.requires_grad:
-            needs.append(True)
-            node, input_nr = arg._edge()
-            inputs.append((i, node, input_nr, (tuple(data.shape), data.dtype, data.device)))   # (as _meta)
-        else:
-            needs.append(False)
-            inputs.append((i, None, 0, None))
-    ctx.needs_input_grad = tuple(needs)
-    if True in ctx.needs_input_grad:
-        ctx._input_slots, ctx._next_nodes, ctx._input_nrs, ctx._input_meta = zip(*inputs)
-    return args, raw
+            if arg._requires_grad or arg._grad_fn is not None or arg.requires_grad:
+                node, input_nr = arg._edge()
+                rows.append((data, True, node, input_nr, (tuple(data.shape), data.dtype, data.device)))  # (as _meta)
+            else:
+                rows.append((data, False, None, 0, None))
+        elif isinstance(arg, torch.Tensor) or (arg is None and cls.none_is_input) or \
+                (cls.numbers_are_inputs and isinstance(arg, (int, float))):   # a constant input: an empty edge
+            rows.append((arg, False, None, 0, None))
+        else:                              # a shape, a dim, a flag: no edge
+            rows.append((arg, False, NOT_AN_INPUT, 0, None))
+    raw = record_edges(ctx, rows)
+    return (args if leaves is None else tuple(leaves)), raw
