@@ -258,7 +258,7 @@ def _unwrap(value, Variable):
     if isinstance(value, Variable):
         return value.data
     if type(value) is tuple or type(value) is list:   # (a list comprehension: no generator to make and run)
-        return type(value)([_unwrap(v, Variable) for v in value])
+        return type(value)([v.data if isinstance(v, Variable) else _unwrap(v, Variable) for v in value])
     if isinstance(value, (tuple, list)):              # torch.Size, a list subclass: made from the items
         return type(value)(_unwrap(v, Variable) for v in value)
     if isinstance(value, dict):

@@ -31,9 +31,9 @@ def record_edges(ctx: Any, rows: list) -> tuple:
     the edges are for."""
     raw, ctx.needs_input_grad, nodes, input_nrs, metas = zip(*rows)   # (one tuple each)
     if True in ctx.needs_input_grad:
-        if NOT_AN_INPUT in nodes:
-            ctx._input_slots = slots = tuple([i for i, node in enumerate(nodes) if node is not NOT_AN_INPUT])
-            nodes, input_nrs, metas = (tuple([column[i] for i in slots]) for column in (nodes, input_nrs, metas))
+        if NOT_AN_INPUT in nodes:   # the edges are for the other arguments
+            inputs = [(i, *row[2:]) for i, row in enumerate(rows) if row[2] is not NOT_AN_INPUT]
+            ctx._input_slots, nodes, input_nrs, metas = zip(*inputs)
         ctx._next_nodes, ctx._input_nrs, ctx._input_meta = nodes, input_nrs, metas
     return raw
 
