@@ -103,17 +103,13 @@ def _count_dependencies(roots: dict) -> dict[Node, int]:
     dependencies = {}
     stack = list(roots)
     while stack:
-        node = stack.pop()
-        for next_node in node._next_nodes:
-            if next_node is None:
-                continue
-            count = dependencies.get(next_node)
-            if count is None:   # reached for the first time: walk on from it (a root was walked already)
+        for next_node in stack.pop()._next_nodes:
+            if next_node in dependencies:
+                dependencies[next_node] += 1
+            elif next_node is not None:   # reached for the first time: walk on from it (a root was walked already)
                 dependencies[next_node] = 1
                 if next_node not in roots:
                     stack.append(next_node)
-            else:
-                dependencies[next_node] = count + 1
     return dependencies
 
 
