@@ -154,3 +154,25 @@ SCHEDULERS = {
 @pytest.mark.parametrize("optimizer", ["SGD-momentum", "AdamW"])
 def test_lr_scheduler(name, optimizer):
     assert_same_training(make_optimizer=OPTIMIZERS[optimizer], make_scheduler=SCHEDULERS[name])
+
+
+@pytest.mark.parametrize("name", ["SGD", "AdamW", "LBFGS"])
+@pytest.mark.parametrize("torch_made_one_first", [False, True])
+def test_step_hooks_and_the_profiler_range_run_once_a_step(name, torch_made_one_first):
+    """torch wraps an optimizer class's step in its hooks and profiler range; tg.optim's step runs torch's step
+    inside its own, and ran them twice once torch had wrapped its class too (any torch optimizer of that kind made
+    in the process)."""
+    if torch_made_one_first:
+        getattr(torch.optim, name)([torch.nn.Parameter(torch.ones(1))])   # (torch patches its class's step)
+    calls = {}
+    for lib in (torch, tg):
+        p = torch.nn.Parameter(torch.ones(3))
+        p.grad = torch.ones(3)
+        opt = getattr(lib.optim, name)([p], lr=0.1)
+        seen = calls[lib.__name__] = []
+        opt.register_step_pre_hook(lambda o, args, kwargs: seen.append("pre"))
+        opt.register_step_post_hook(lambda o, args, kwargs: seen.append("post"))
+        with torch.autograd.profiler.profile() as prof:
+            opt.step((lambda: (p ** 2).sum()) if name == "LBFGS" else None)
+        seen += [event.name for event in prof.function_events if event.name.startswith("Optimizer.step#")]
+    assert calls["teachgrad"] == calls["torch"] == ["pre", "post", f"Optimizer.step#{name}.step"]

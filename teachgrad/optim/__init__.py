@@ -14,6 +14,7 @@ through untouched. `param_groups` therefore lists the Variables' data tensors.
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeAlias
 
 import torch
@@ -85,15 +86,18 @@ class _TakesVariables:
             self.state[new] = self.state.pop(old)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        if closure is None:
-            return super().step()
+        torch_step = super().step
+        if getattr(torch_step, "hooked", False):   # torch has wrapped its class's step in the step hooks and the
+            torch_step = functools.partial(torch_step.__func__.__wrapped__, self)   # profiler range: this class's
+        if closure is None:                        # step is wrapped in them too, and they run once a step
+            return torch_step()
 
         def closure_then_grads():   # (LBFGS calls the closure several times in one step)
             loss = closure()
             self._hand_over_grads()
             return loss
 
-        return super().step(closure_then_grads)
+        return torch_step(closure_then_grads)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         super().zero_grad(set_to_none)
