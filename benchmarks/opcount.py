@@ -17,6 +17,7 @@ backward), `program` (benchmarks/char_model.py's whole program under teachgrad).
 """
 import argparse
 import collections
+import gc
 import json
 import os
 import subprocess
@@ -75,12 +76,15 @@ def count(name):
             counts[(frame.f_code.co_filename, frame.f_code.co_name)] += 1
         return tracer
 
+    gc.collect()      # (a collection inside the counted run would count whatever finalizers and weakref callbacks it
+    gc.disable()      # runs: the count would move with the process's history)
     previous = sys.gettrace()
     sys.settrace(tracer)
     try:
         case()
     finally:
         sys.settrace(previous)
+        gc.enable()
     return {f"{_short(path, here)}:{function}": n for (path, function), n in counts.items()}
 
 
