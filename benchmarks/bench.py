@@ -70,6 +70,7 @@ import torch                                         # noqa: E402
 import teachgrad as tg                               # noqa: E402
 import contract_floor                                # noqa: E402  (benchmarks/contract_floor.py, beside this file)
 from char_model import char_model                    # noqa: E402  (benchmarks/char_model.py: the whole program)
+from mlp import mlp_data, mse_step                   # noqa: E402  (benchmarks/mlp.py: the MLP's data and step)
 
 try:
     import autograd                                  # HIPS autograd
@@ -201,18 +202,6 @@ def check_agrees(name, result, torchs, same_dtype=True):
 
 # ---- the MLP: data, and one step in each library's idiom ------------------------------------------------------
 
-def mlp_data(width, batch, seed=0):
-    """Four layers width -> width -> width -> width -> 1, weights stored (in, out) for `h @ W + b`, as
-    torch tensors: [(W, b), ...], x, y. Each library makes its own parameters from these values."""
-    gen = torch.Generator().manual_seed(seed)
-    sizes = [width] * 4 + [1]
-    params = [(torch.randn(n_in, n_out, generator=gen) / n_in ** 0.5, torch.zeros(n_out))
-              for n_in, n_out in zip(sizes, sizes[1:])]
-    x = torch.randn(batch, width, generator=gen)
-    y = (torch.rand(batch, 1, generator=gen) > 0.5).float()
-    return params, x, y
-
-
 def numpy_data(params, x, y):
     """The same values as numpy float32 arrays of their own (not sharing torch's memory): the peers' data."""
     params = [(w.numpy().copy(), b.numpy().copy()) for w, b in params]
@@ -230,22 +219,6 @@ def teachgrad_leaves(params):
 
 def contract_leaves(params):
     return [(contract_floor.Variable(w.clone(), True), contract_floor.Variable(b.clone(), True)) for w, b in params]
-
-
-def mse_step(params, x, y):
-    """torch's step, and teachgrad's: the same lines run on both (teachgrad's Variables take torch tensors)."""
-    def step():
-        h = x
-        for i, (w, b) in enumerate(params):
-            h = h @ w + b
-            if i < len(params) - 1:
-                h = h.relu()
-        loss = ((h - y) ** 2).mean()
-        for w, b in params:
-            w.grad = b.grad = None
-        loss.backward()
-        return loss, [p.grad for pair in params for p in pair]
-    return step
 
 
 def torch_mse_step(params, x, y):

@@ -12,7 +12,7 @@ well with `make bench` or `benchmarks/ab.py`. For the machine instructions of ev
 under valgrind (`valgrind --tool=callgrind --toggle-collect='_operator_call*' python ...`, the case called through
 `operator.call`, which nothing else calls), as docs/speed.md describes.
 
-Cases: `step` (one training step of bench.py's MLP, width 4, batch 16), `chain` (`y = y * 1.0`, 300 nodes, and
+Cases: `step` (one training step of bench.py's MLP, benchmarks/mlp.py, at width 4, batch 16), `chain` (`y = y * 1.0`, 300 nodes, and
 backward), `program` (benchmarks/char_model.py's whole program under teachgrad).
 """
 import argparse
@@ -33,22 +33,11 @@ def make_case(name):
     import teachgrad as tg
 
     if name == "step":
-        g = torch.Generator().manual_seed(0)
-        params = [(tg.Variable(torch.randn(4, 4, generator=g) / 2, requires_grad=True),
-                   tg.Variable(torch.zeros(4), requires_grad=True)) for _ in range(4)]
-        x, y = tg.Variable(torch.randn(16, 4, generator=g)), tg.Variable(torch.randn(16, 4, generator=g))
-
-        def step():
-            h = x
-            for i, (w, b) in enumerate(params):
-                h = h @ w + b
-                if i < len(params) - 1:
-                    h = h.relu()
-            loss = ((h - y) ** 2).mean()
-            for w, b in params:
-                w.grad = b.grad = None
-            loss.backward()
-        return step
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from mlp import mlp_data, mse_step
+        params, x, y = mlp_data(4, 16)
+        return mse_step([(tg.Variable(w, requires_grad=True), tg.Variable(b, requires_grad=True)) for w, b in params],
+                        tg.Variable(x), tg.Variable(y))
     if name == "chain":
         def chain():
             y = x = tg.tensor(1.0, requires_grad=True)
