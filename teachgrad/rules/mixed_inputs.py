@@ -1,10 +1,12 @@
 """The arguments of `Function.apply` that are not Variables: numbers, torch tensors, None, index arguments.
 
-`_read_inputs` (teachgrad/core/function.py) reads the usual case, every argument a Variable or a number operand of
-+ - * /, in one lean loop; any other argument sends it here. As torch records them: a number some built-ins take as an input (Mul's
-`x * 2`), a torch tensor, or None (for `none_is_input`) gets an empty edge, other arguments none; an index,
-condition or target argument (`nondifferentiable_args`) gets no edge even when it requires grad; a torch
-tensor that requires grad (an `nn.Parameter`) is a leaf of teachgrad's graph (see teachgrad/rules/torch_leaves.py).
+`_read_recorded` (teachgrad/core/function.py) reads the usual case in one lean loop: Variables, a number operand of
++ - * /, and arguments that are no inputs (a shape, a dim); a torch tensor, None or an index argument sends it here.
+As torch records them: a number some built-ins take as an input (Mul's `x * 2`), a torch tensor, or None (for
+`none_is_input`) gets an empty edge, other arguments none; an index, condition or target argument
+(`nondifferentiable_args`) gets no edge even when it requires grad; a torch tensor that requires grad (an
+`nn.Parameter`) is a leaf of teachgrad's graph (see teachgrad/rules/torch_leaves.py). Both readers build one row
+per argument and hand the rows to `record_edges`, which sets the node's edges.
 
 Guarded by tests/test_function.py and tests/test_engine_fidelity.py (edges of number and None arguments,
 next_functions as torch's), tests/test_torch_boundary.py and tests/test_interop.py (torch tensors as inputs).
