@@ -39,9 +39,9 @@ def _plain(data):
     """`data` with every Variable in it replaced by its values (torch.tensor reads the rest)."""
     if isinstance(data, Variable):
         return data.data.tolist()
-    if isinstance(data, (list, tuple)) and any(isinstance(d, (Variable, list, tuple)) for d in data):
+    if isinstance(data, (list, tuple)):
         return [_plain(d) for d in data]
-    return data   # (a number, or a list of numbers: as it is)
+    return data
 
 
 def _factory(torch_fn: Callable[..., torch.Tensor]) -> Callable[..., Variable]:
