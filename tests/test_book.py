@@ -225,7 +225,9 @@ class Page:
 
     def open(self, path):
         self.path = path
-        response = self.page.goto(self.site + path)
+        # (networkidle: the page's late requests, its favicon, finish before the next page is opened; leaving sooner
+        # aborted them, which the recorder above counted as failed requests: it failed once on a fresh clone)
+        response = self.page.goto(self.site + path, wait_until="networkidle")
         assert response.ok, f"{path}: HTTP {response.status}"
 
     def typeset(self):
