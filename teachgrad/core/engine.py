@@ -34,7 +34,7 @@ from ..rules.grad_layout import track_owner
 from ..rules.graph_task import graph_task, record_step, recorders, share_with_task
 from ..rules.graph_task import Step, current_graph_task, record_backward, will_engine_execute_node  # noqa: F401 (engine's API)
 from ..rules.hooks import call_post_hooks, call_pre_hooks, call_tensor_pre_hooks
-from ..rules.validate_outputs import fit_to_inputs, wrong_number_message
+from ..rules.validate_outputs import fitted, wrong_number_message
 from ..rules import variable_class
 
 
@@ -229,17 +229,21 @@ def call_node(node: BackwardNode, grad_outputs: list) -> list:
             grad_outputs = [_zeros(meta) if g is None else g for g, meta in zip(grad_outputs, node._output_meta)]
     elif grad_outputs[0] is None:
         return [None] * len(node._next_nodes)
-    grads = node._run_backward(grad_outputs)   # the op's backward (a user's is checked: BackwardCFunction)
+    if node._trusted:   # a built-in op's backward
+        grads = node._forward_cls.backward(node, *grad_outputs)
+    else:               # a user's: checked (BackwardCFunction)
+        grads = node._run_backward(grad_outputs)
     if not isinstance(grads, tuple):
         grads = (grads,)
     if len(grads) != len(node.needs_input_grad):
         raise RuntimeError(wrong_number_message(node, len(grads)))
     slots = node._input_slots   # (None: every argument of forward is an input)
     grad_inputs = list(grads) if slots is None else [grads[i] for i in slots]
-    for g, meta in zip(grad_inputs, node._input_meta):   # (speed: the check written out, fit_to_inputs called
-        if g is not None and meta is not None and (g.shape, g.dtype, g.device) != meta:   # only when one differs)
-            fit_to_inputs(node, grad_inputs)
-            break
+    k = 0
+    for g, meta in zip(grad_inputs, node._input_meta):   # each fitted to its input (validate_outputs.py)
+        if g is not None and meta is not None and (g.shape, g.dtype, g.device) != meta:
+            grad_inputs[k] = fitted(node, k, g, meta)
+        k += 1
     return grad_inputs
 
 

@@ -184,6 +184,7 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
     if cls.nondifferentiable_args or not args:
         return read_mixed_inputs(cls, ctx, args)
     rows = []   # per argument: (data, needs a gradient, node, input_nr, meta)
+    no_inputs = False   # whether an argument is no input (a shape, a dim)
     for arg in args:
         if isinstance(arg, variable_class.Variable):
             data = arg._data
@@ -206,7 +207,13 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
             return read_mixed_inputs(cls, ctx, args)
         else:                               # a shape, a dim, an exponent: no input, no edge
             rows.append((arg, False, NOT_AN_INPUT, 0, None))
-    return args, record_edges(ctx, rows)
+            no_inputs = True
+    if no_inputs:
+        return args, record_edges(ctx, rows)
+    raw, ctx.needs_input_grad, nodes, input_nrs, metas = zip(*rows)   # (record_edges' usual case, written out)
+    if True in ctx.needs_input_grad:
+        ctx._next_nodes, ctx._input_nrs, ctx._input_meta = nodes, input_nrs, metas
+    return args, raw
 
 
 def number_node(ctx: BackwardNode) -> None:

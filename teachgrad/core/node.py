@@ -96,7 +96,17 @@ class BackwardNode(Node):
         as_variable = grad_mode.is_grad_enabled() or grad_mode.forward_level >= 0
         if self._in_jvp or self._freed or self._hooked:   # the rare cases: see saved_tensors.unpack_unusual
             return saved_tensors.unpack_unusual(self, as_variable)
-        return tuple([None if s is None else s.unpack(self, as_variable) for s in self._saved])
+        if as_variable:
+            return tuple([None if s is None else s.unpack(self, True) for s in self._saved])
+        unpacked = []   # (the usual case, a built-in op's first-order backward: SavedTensor.unpack written out)
+        for s in self._saved:
+            if s is None:
+                unpacked.append(None)
+            elif s.data._version == s.version:
+                unpacked.append(s.data)
+            else:
+                s.unpack(self, False)   # (raises torch's error: modified in place since it was saved)
+        return tuple(unpacked)
 
     def mark_dirty(self, *tensors: torch.Tensor) -> None:
         """Inputs that forward modified in place; each must also be returned (see teachgrad/features/mark_dirty.py)."""
@@ -132,13 +142,14 @@ class BackwardNode(Node):
         return self._forward_cls.backward(self, *grad_outputs)
 
     _grads_are_fresh = True   # what backward returns is new: a leaf may keep it as its .grad without a copy
+    _trusted = True           # the engine calls the op's backward itself (a user's Function's node checks it)
 
     def _release(self):
         """Drop the saved tensors: what happens after backward unless retain_graph=True."""
         if self._saved:
             for saved in self._saved:
-                if saved is not None:
-                    saved.release()
+                if saved is not None:   # (SavedTensor.release, written out)
+                    saved.data = saved.variable = saved.packed = saved.edge = None
             self._freed = True
         if self._wrapped is not None:
             self._wrapped._release()

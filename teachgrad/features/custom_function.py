@@ -40,6 +40,7 @@ class BackwardCFunction(BackwardNode):
         return call_user_backward(self, grad_outputs)
 
     _grads_are_fresh = False   # the user's backward may keep what it returns: a leaf copies it into .grad
+    _trusted = False           # the engine calls _run_backward, which checks what the backward returns
 
 
 class Function(function.Function):

@@ -43,10 +43,6 @@ class SavedTensor:
         self.output_nr = output_nr
         self.hooks = self.packed = self.edge = None
 
-    def release(self):
-        """Let go of the tensor (backward has used it)."""
-        self.data = self.variable = self.packed = self.edge = None
-
     def set_hooks(self, pack_hook, unpack_hook, seen):
         """Hand the tensor (`seen`, as the user knows it) to `pack_hook` and keep only its result."""
         if self.hooks is not None:

@@ -13,15 +13,9 @@ import torch
 from .broadcast import sum_to
 
 
-def fit_to_inputs(node, grad_inputs):
-    """Make each gradient look like its input, as torch's engine does for every node (validate_outputs)."""
-    for k, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):
-        if g is not None and meta is not None and (g.shape, g.dtype, g.device) != meta:
-            grad_inputs[k] = _fitted(node, k, g, meta)
-
-
-def _fitted(node, k, g, meta):
-    """A gradient that does not match its input (shape, dtype, device): summed, cast, moved, or refused."""
+def fitted(node, k, g, meta):
+    """A gradient that does not match its input (shape, dtype, device): summed, cast, moved, or refused.
+    The engine's `call_node` calls it for each gradient that differs from its input's `meta`."""
     shape, dtype, device = meta
     if g.shape != shape:
         if not _expandable(shape, g.shape):   # a broadcast of the input's shape is summed back; any other is a bug
