@@ -109,32 +109,27 @@ class Function:
         else:
             raw = _read_unrecorded(ctx, args)
         output = cls.forward(ctx, *raw)
-        if True in ctx.needs_input_grad:
-            result = cls._record(ctx, args, raw, output)
+        if True in ctx.needs_input_grad:   # record: ctx becomes a node of the graph
+            ctx._sequence_nr = next(_sequence_nr)   # (number_node's work, written out: apply runs for every op)
+            if anomaly_mode._enabled:
+                ctx._forward_stack = anomaly_mode.forward_stack()
+            # the outputs as Variables whose grad_fn is ctx (the usual case written out: one float tensor)
+            if type(output) is torch.Tensor and output.dtype.is_floating_point and not ctx._non_differentiable:
+                result, outputs = variable_class.Variable._make(output, ctx, 0), (output,)
+            else:
+                result, outputs = wrap_recorded(ctx, output)
+            if ctx._to_save:   # what forward saved, with its version
+                ctx._saved, ctx._hooked = saved_tensors.pack_saved(ctx._to_save, args, raw, outputs, result,
+                                                                   cls.pack_order)
+                ctx._to_save = ()
+            if cls.is_view:
+                mark_views(cls, args, result)
         elif type(output) is torch.Tensor and not cls.is_view:
             result = variable_class.Variable._make(output)   # (the usual case of _wrap_unrecorded)
         else:
             result = cls._wrap_unrecorded(ctx, args, raw, output)
         if grad_mode.forward_level >= 0:   # forward mode: the outputs' tangents (teachgrad/rules/tangents.py)
             tangents.propagate(cls, ctx, args, raw, result)
-        return result
-
-    @classmethod
-    def _record(cls, ctx: BackwardNode, args: tuple, raw: list, output: Any) -> Any:
-        """Make `ctx` a node of the graph: its edges, the outputs it made (each output's grad_fn), what it saved."""
-        ctx._sequence_nr = next(_sequence_nr)   # (number_node's work, written out here: apply runs for every op)
-        if anomaly_mode._enabled:
-            ctx._forward_stack = anomaly_mode.forward_stack()
-        if type(output) is torch.Tensor and output.dtype.is_floating_point and not ctx._non_differentiable:
-            result, outputs = variable_class.Variable._make(output, ctx, 0), (output,)   # (the usual case)
-        else:
-            result, outputs = wrap_recorded(ctx, output)
-        if ctx._to_save:
-            ctx._saved, ctx._hooked = saved_tensors.pack_saved(ctx._to_save, args, raw, outputs, result,
-                                                               cls.pack_order)
-            ctx._to_save = ()
-        if cls.is_view:
-            mark_views(cls, args, result)
         return result
 
     @classmethod
@@ -183,10 +178,11 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
     index arguments)."""
     if cls.nondifferentiable_args or not args:
         return read_mixed_inputs(cls, ctx, args)
+    Variable = variable_class.Variable
     rows = []   # per argument: (data, needs a gradient, node, input_nr, meta)
     no_inputs = False   # whether an argument is no input (a shape, a dim)
     for arg in args:
-        if isinstance(arg, variable_class.Variable):
+        if isinstance(arg, Variable):
             data = arg._data
             if arg._view is None:
                 node, input_nr = arg._grad_fn, arg._output_nr

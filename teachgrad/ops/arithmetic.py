@@ -6,7 +6,7 @@ output's shape; the engine sums it back to the input's shape, as torch's engine 
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import number_or_none, times, total
+from ..rules.broadcast import numbers_or_none, times, total
 
 
 class Add(Function, node="AddBackward0", numbers_are_inputs=True):
@@ -82,7 +82,7 @@ class Mul(Function, node="MulBackward0", saves=("self", "other"), numbers_are_in
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.numbers = number_or_none(a), number_or_none(b)
+        ctx.numbers = numbers_or_none(a, b)
         needs_a, needs_b = ctx.needs_input_grad
         ctx.save_for_backward(a if needs_b and ctx.numbers[0] is None else None,
                               b if needs_a and ctx.numbers[1] is None else None)
@@ -109,7 +109,7 @@ class Div(Function, node="DivBackward0", saves=("self", "other"), numbers_are_in
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.numbers = number_or_none(a), number_or_none(b)
+        ctx.numbers = numbers_or_none(a, b)
         ctx.save_for_backward(a if ctx.needs_input_grad[1] and ctx.numbers[0] is None else None,
                               b if ctx.numbers[1] is None else None)
         return _true_div(a, b)

@@ -2,7 +2,7 @@
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import number_or_none, times, total
+from ..rules.broadcast import numbers_or_none, times, total
 from . import aten
 
 
@@ -407,7 +407,7 @@ class Xlogy(Function, node="XlogyBackward0", saves=("self", "other"), pack_order
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.numbers = number_or_none(a), number_or_none(b)   # (the scalar forms: a number on one side)
+        ctx.numbers = numbers_or_none(a, b)   # (the scalar forms: a number on one side)
         ctx.save_for_backward(*(x if n is None else None for x, n in zip((a, b), ctx.numbers)))
         return torch.xlogy(a, b)
 

@@ -15,7 +15,7 @@ import math
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import number_or_none, times, total
+from ..rules.broadcast import numbers_or_none, times, total
 
 
 class _Unary(Function, saves=("self", "result")):
@@ -302,7 +302,7 @@ class _Binary(Function):
 
     @classmethod
     def forward(cls, ctx, a, b):
-        ctx.numbers = number_or_none(a), number_or_none(b)
+        ctx.numbers = numbers_or_none(a, b)
         result = cls.function(a, b)
         ctx.save_for_backward(a if ctx.numbers[0] is None else None, b if ctx.numbers[1] is None else None, result)
         return result

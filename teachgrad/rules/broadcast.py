@@ -6,13 +6,13 @@ Guarded by tests/test_ops_vs_torch.py (broadcast operands' gradients against tor
 import torch
 
 
-def number_or_none(x):
-    """A Python number operand, or None for a tensor.
+def numbers_or_none(a, b):
+    """The Python number operands of a binary op, None for each tensor: `(a or None, b or None)`.
 
     Ops keep such a number in `ctx.numbers`; backward computes with it, and the node shows it as
     the 0-dim tensor torch saves for it (`_saved_other` of `x * 3` is `tensor(3)`).
     """
-    return None if isinstance(x, torch.Tensor) else x
+    return None if isinstance(a, torch.Tensor) else a, None if isinstance(b, torch.Tensor) else b
 
 
 def unbroadcast(grad, shape):
@@ -36,7 +36,10 @@ def sum_to(grad, shape):
     """
     lead = grad.dim() - len(shape)
     sizes = grad.shape
-    stretched = [lead + i for i, n in enumerate(shape) if n == 1 and sizes[lead + i] != 1]
+    stretched = []   # (a loop, not a list comprehension: no function call of its own on every broadcast backward)
+    for i, n in enumerate(shape):
+        if n == 1 and sizes[lead + i] != 1:
+            stretched.append(lead + i)
     if not stretched:
         return grad.sum(tuple(range(lead))) if lead > 1 else grad.sum(0)
     summed = grad.sum(list(range(lead)) + stretched, keepdim=True)

@@ -52,27 +52,24 @@ def _non_overlapping_and_dense(t: torch.Tensor) -> bool:
 
 
 def track_owner(watch, accumulator, summed, sender, g, grad_outputs, grad_inputs) -> None:
-    """Whether the gradient now waiting at a leaf's AccumulateGrad is one nobody else holds (a sum the
-    engine made, or a fresh result of a built-in backward): then `.grad` can keep it uncopied, as torch's."""
-    if (summed and not watch.create_graph) or (watch.may_own and _fresh(sender, g, grad_outputs, grad_inputs)):
+    """Whether the gradient now waiting at a leaf's AccumulateGrad is one nobody else holds: then `.grad` can keep
+    it uncopied, as torch's.
+
+    Nobody else holds a sum the engine made, or a gradient a built-in node (`sender`) has just computed: a new
+    tensor, sent on this one edge only. Not a gradient passed through unchanged (Add's), a view (T's), one sent
+    twice, or any that a user's code could hold (a custom Function's, one a hook has seen)."""
+    owned = summed and not watch.create_graph
+    if not owned and watch.may_own and sender._grads_are_fresh and not sender._post_hooks and g._base is None:
+        passed_through = False
+        for arrived in grad_outputs:   # (loops, not any(): no generator made for every leaf's gradient)
+            if arrived is g:
+                passed_through = True
+        sent = 0
+        for other in grad_inputs:
+            if other is g:
+                sent += 1
+        owned = not passed_through and sent == 1
+    if owned:
         watch.owned.add(accumulator)
     else:
         watch.owned.discard(accumulator)
-
-
-def _fresh(node, g, grad_outputs, grad_inputs):
-    """Whether a built-in node has just computed `g`: a new tensor, sent on this one edge only.
-
-    Not fresh: a gradient passed through unchanged (Add's), a view (T's), one sent twice, or any
-    that a user's code could hold (a custom Function's, one a hook has seen).
-    """
-    if not node._grads_are_fresh or node._post_hooks or g._base is not None:
-        return False
-    for arrived in grad_outputs:
-        if arrived is g:
-            return False
-    sent = 0
-    for other in grad_inputs:
-        if other is g:
-            sent += 1
-    return sent == 1

@@ -121,52 +121,56 @@ def _anomaly_hint():
 
 def pack_saved(to_save, args, raw, outputs, result, pack_order=None):
     """What `save_for_backward` was given, kept as SavedTensors (through the saved-tensor hooks, if any);
-    and whether hooks were set."""
-    if saved_tensor_hooks._state.stack:   # saved-tensor hooks apply (the stack read here: this runs for every op)
-        hooks = saved_tensor_hooks.current_hooks()
-        return _pack_with_hooks(to_save, args, raw, outputs, result, pack_order, hooks), True
+    and whether hooks were set. An output of the node keeps only its data; an input remembers its Variable."""
     saved = []
     for k, tensor in enumerate(to_save):
-        saved.append(None if tensor is None else _saved(tensor, k, args, raw, outputs))
+        if tensor is not None:
+            if type(tensor) is not torch.Tensor:
+                tensor = _tensor_to_save(tensor, k)
+            if tensor.is_inference():
+                raise RuntimeError(grad_mode.INFERENCE_SAVED)
+            variable = output_nr = None
+            for nr, output in enumerate(outputs):
+                if output is tensor:
+                    output_nr = nr
+                    break
+            else:
+                for position, data in enumerate(raw):
+                    if data is tensor:
+                        variable = args[position]
+                        break
+            tensor = SavedTensor(tensor, variable, output_nr)
+        saved.append(tensor)
+    if saved_tensor_hooks._state.stack:   # saved-tensor hooks apply (the stack read here: this runs for every op)
+        _set_hooks(saved, result, pack_order, saved_tensor_hooks.current_hooks())
+        return tuple(saved), True
     return tuple(saved), False
 
 
-def _pack_with_hooks(to_save, args, raw, outputs, result, pack_order, hooks):
+def _tensor_to_save(tensor, k):
+    """What save_for_backward keeps of an argument that is not a plain torch tensor: a Variable's data (forward
+    computed it with teachgrad functions); anything but a tensor is refused."""
+    if isinstance(tensor, variable_class.Variable):
+        return tensor._data
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type "
+                        f"{type(tensor).__name__}")
+    return tensor
+
+
+def _set_hooks(saved, result, pack_order, hooks):
     """Each saved tensor goes to the pack hook as the user knows it, in the order torch packs them."""
-    saved, seen_as = [], []
-    for k, tensor in enumerate(to_save):
-        if tensor is None:
-            saved.append(None)
+    results = result if isinstance(result, tuple) else (result,)
+    seen_as = []
+    for saved_tensor in saved:
+        if saved_tensor is None:
             seen_as.append(None)
             continue
-        saved_tensor = _saved(tensor, k, args, raw, outputs)
-        saved.append(saved_tensor)
-        results = result if isinstance(result, tuple) else (result,)
         seen = results[saved_tensor.output_nr] if saved_tensor.output_nr is not None else saved_tensor.variable
         seen_as.append(seen if isinstance(seen, variable_class.Variable) else variable_class.Variable._make(saved_tensor.data))
     for k in pack_order or range(len(saved)):
         if saved[k] is not None:
             saved[k].set_hooks(*hooks, seen_as[k])
-    return tuple(saved)
-
-
-def _saved(tensor, k, args, raw, outputs):
-    """One saved tensor: an output of the node keeps only its data, an input remembers its Variable."""
-    if type(tensor) is not torch.Tensor:
-        if isinstance(tensor, variable_class.Variable):   # forward computed it with teachgrad functions: its data is saved
-            tensor = tensor._data
-        elif not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type "
-                            f"{type(tensor).__name__}")
-    if tensor.is_inference():
-        raise RuntimeError(grad_mode.INFERENCE_SAVED)
-    for output_nr, output in enumerate(outputs):
-        if output is tensor:
-            return SavedTensor(tensor, None, output_nr)
-    for position, data in enumerate(raw):
-        if data is tensor:
-            return SavedTensor(tensor, args[position])
-    return SavedTensor(tensor)
 
 
 def unpack_unusual(ctx, as_variable):

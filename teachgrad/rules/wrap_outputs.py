@@ -1,5 +1,5 @@
 """The outputs of `Function.apply` as Variables, by torch's rules (torch's `_wrap_outputs`), beyond the usual
-case of one floating-point tensor, which `_record` (teachgrad/core/function.py) wraps itself.
+case of one floating-point tensor, which `Function.apply` (teachgrad/core/function.py) wraps itself.
 
 Several outputs give a tuple of Variables, a tensor returned twice the same Variable twice; an integer or
 boolean output, or one that forward marked non-differentiable (`ctx.mark_non_differentiable`), gets no
