@@ -40,8 +40,9 @@ def _new_leaf(data, requires_grad):
 
 
 def _is_operand(x):
-    # (float and int first: numbers.Number is an ABC, whose isinstance check is ten times slower)
-    return isinstance(x, (variable_class.Variable, torch.Tensor, float, int)) or isinstance(x, numbers.Number)
+    # (the order is for speed: float and int first, torch.Tensor last, since isinstance against torch.Tensor, whose
+    # class has a metaclass of its own, takes twice as long to say no; numbers.Number is an ABC, ten times slower)
+    return isinstance(x, (float, int, variable_class.Variable, torch.Tensor)) or isinstance(x, numbers.Number)
 
 
 class TensorMethods:

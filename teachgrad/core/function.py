@@ -198,9 +198,10 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
                 rows.append((data, False, None, 0, None))
         elif cls.numbers_are_inputs and (type(arg) is float or type(arg) is int):   # `x * 2.0`: an empty edge
             rows.append((arg, False, None, 0, None))
-        elif isinstance(arg, torch.Tensor) or arg is None and cls.none_is_input \
-                or cls.numbers_are_inputs and isinstance(arg, (int, float)):   # (and a bool, a float subclass)
-            return read_mixed_inputs(cls, ctx, args)
+        elif type(arg) is not int and type(arg) is not tuple and (   # (a dim or a shape skips these checks:
+                isinstance(arg, torch.Tensor) or arg is None and cls.none_is_input   # isinstance against torch.Tensor
+                or cls.numbers_are_inputs and isinstance(arg, (int, float))):        # is slow to say no)
+            return read_mixed_inputs(cls, ctx, args)   # a torch tensor, None; a bool or a float subclass for + - * /
         else:                               # a shape, a dim, an exponent: no input, no edge
             rows.append((arg, False, NOT_AN_INPUT, 0, None))
             no_inputs = True

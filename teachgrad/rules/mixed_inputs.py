@@ -59,14 +59,16 @@ def read_mixed_inputs(cls: type, ctx: Any, args: tuple) -> tuple[tuple, tuple]:
                 arg = arg.detach()
             rows.append((arg, False, NOT_AN_INPUT, 0, None))
             continue
-        if isinstance(arg, torch.Tensor) and arg.requires_grad:   # an nn.Parameter: a leaf of teachgrad's graph
+        # an nn.Parameter: a leaf of teachgrad's graph (Variable asked first: isinstance against torch.Tensor, whose
+        # class has a metaclass of its own, is slow to say no)
+        if not isinstance(arg, Variable) and isinstance(arg, torch.Tensor) and arg.requires_grad:
             arg = torch_leaves.leaf(arg)
             if leaves is None:
                 leaves = list(args)
             leaves[i] = arg
         if isinstance(arg, Variable):
             data = arg._data
-            if arg._requires_grad or arg._grad_fn is not None or arg.requires_grad:
+            if arg._requires_grad or arg._grad_fn is not None or (arg._view is not None and arg.requires_grad):
                 node, input_nr = arg._edge()
                 rows.append((data, True, node, input_nr, (tuple(data.shape), data.dtype, data.device)))  # (as _meta)
             else:
