@@ -538,6 +538,87 @@ def test_a_gradient_strided_as_a_leaf_with_gaps_is_still_copied_contiguous():
     assert kept is not grad and kept.is_contiguous()
 
 
+def _backward_copies(lib, program):
+    """How many times `program`'s backward copies a gradient (aten's copy_), and whether any two of the leaves'
+    .grad share memory: what a leaf keeping a gradient uncopied shows from outside."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Copies(TorchDispatchMode):
+        count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten.copy_.default:
+                Copies.count += 1
+            return func(*args, **(kwargs or {}))
+
+    leaves, loss = program(lib)
+    with Copies():
+        loss.backward()
+    storages = [leaf.grad.untyped_storage().data_ptr() for leaf in leaves]
+    return Copies.count, len(set(storages)) < len(storages), [leaf.grad.tolist() for leaf in leaves]
+
+
+_VIEWED_GRADIENTS = {
+    # nn.Linear's weight: its gradient reaches the leaf through addmm's column-major product and TBackward0 as a
+    # view of a fresh product, which torch keeps without a copy
+    "linear weight": lambda lib: _with_leaves(lib, lambda w, b: lib.nn.functional.linear(
+        lib.arange(12.0).reshape(4, 3), w, b).tanh().sum(), (2, 3), (2,)),
+    "linear weight, torch Parameters": lambda lib: _with_leaves(lib, lambda w, b: lib.nn.functional.linear(
+        lib.arange(12.0).reshape(4, 3), w, b).tanh().sum(), (2, 3), (2,), parameters=True),
+    # the same view of one gradient sent to two leaves: each must get memory of its own
+    "transpose beside a leaf": lambda lib: _with_leaves(lib, lambda w, v: (w.t() + v).sum(), (3, 3), (3, 3)),
+    "transpose of a transpose": lambda lib: _with_leaves(lib, lambda w, v: (w.t().t() * 2 + v).sum(), (3, 3), (3, 3)),
+    "a leaf used twice through transposes": lambda lib: _with_leaves(
+        lib, lambda w, v: (w.t() @ v + w.t() * 3).sum(), (3, 3), (3, 3)),
+    # the gradient a transpose is given is also kept by retain_grad (as a copy): the leaf keeps its own uncopied
+    "a transpose whose gradient is retained": lambda lib: _transposed_and_watched(lib, "retain_grad"),
+}
+
+
+def _with_leaves(lib, body, *shapes, parameters=False):
+    gen = torch.Generator().manual_seed(0)
+    values = [torch.randn(shape, generator=gen) for shape in shapes]
+    if parameters:
+        leaves = [torch.nn.Parameter(v) for v in values]
+    else:
+        leaves = [lib.tensor(v.tolist(), requires_grad=True) for v in values]
+    return leaves, body(*leaves)
+
+
+def _transposed_and_watched(lib, how):
+    """A leaf's transpose whose gradient someone else also holds; its .grad is listed with the leaves' (a hook's
+    copy of it is kept in a tensor's .grad too) so that shared memory shows."""
+    (w, v), _ = _with_leaves(lib, lambda w, v: None, (3, 3), (3, 3))
+    y = w.t().t()   # (twice: the leaf's gradient is then laid out as the leaf, and kept if nobody else held it)
+    if how == "retain_grad":
+        y.retain_grad()
+        watched = y
+    else:
+        watched = lib.zeros(3, 3, requires_grad=True)
+        y.register_hook(lambda grad: setattr(watched, "grad", grad))
+    return [w, v, watched], (y * v).sum()
+
+
+@pytest.mark.parametrize("case", sorted(_VIEWED_GRADIENTS))
+def test_a_gradient_reaching_a_leaf_as_a_view_is_copied_only_where_torch_copies(case):
+    """torch keeps a leaf's first gradient uncopied when nobody else holds it, a view of a fresh product included
+    (torch/csrc/autograd/functions/accumulate_grad.h asks the tensor's use count); teachgrad proves the same from the
+    graph (teachgrad/rules/grad_layout.py, track_owner), and never lets two leaves share memory."""
+    ours, theirs = _backward_copies(tg, _VIEWED_GRADIENTS[case]), _backward_copies(torch, _VIEWED_GRADIENTS[case])
+    assert all(torch.allclose(torch.tensor(a), torch.tensor(b), atol=1e-6) for a, b in zip(ours[2], theirs[2]))
+    assert not ours[1] and not theirs[1], "two leaves' .grad share memory"
+    assert ours[0] == theirs[0], f"teachgrad copied {ours[0]} gradient(s), torch {theirs[0]}"
+
+
+def test_a_view_of_a_gradient_a_hook_kept_is_copied_where_torch_lets_two_tensors_share_memory():
+    """torch asks only the view's own use count, so a leaf keeps a view of the gradient a tensor hook stored
+    elsewhere, and the two share memory (a later in-place change of one shows in the other); teachgrad copies it."""
+    ours, theirs = (_backward_copies(lib, lambda lib: _transposed_and_watched(lib, "hook")) for lib in (tg, torch))
+    assert theirs[:2] == (0, True)
+    assert ours[:2] == (1, False)
+    assert all(torch.allclose(torch.tensor(a), torch.tensor(b)) for a, b in zip(ours[2], theirs[2]))
+
+
 def _profiled_rows(lib):
     """What torch's profiler counts while a small program runs backward (the docstring of
     torch.autograd.profiler.profile does the same): each row's name and number of calls, without its times."""

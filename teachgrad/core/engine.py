@@ -170,7 +170,7 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
                 if g is not None:                        # gradients meeting at one input are summed
                     waiting = buffer[input_nr]
                     buffer[input_nr] = g if waiting is None else waiting + g
-                    if isinstance(next_node, AccumulateGrad):
+                    if isinstance(next_node, AccumulateGrad) or next_node._view_node:   # (see grad_layout.py)
                         track_owner(watch, next_node, waiting is not None, node, g, grad_outputs, grad_inputs)
                 count = dependencies[next_node] - 1
                 dependencies[next_node] = count
@@ -189,7 +189,7 @@ class _Watch:
         self.create_graph = create_graph
         self.recorders = recorders()
         self.check_nan = anomaly_mode._enabled and anomaly_mode._check_nan
-        self.owned = set()   # AccumulateGrad nodes whose buffered gradient nobody else holds (no copy needed)
+        self.owned = set()   # AccumulateGrad (and view) nodes whose buffered gradient nobody else holds: no copy
         self.may_own = not (create_graph or self.recorders)   # else a gradient may be recorded, or held by the graph
 
 

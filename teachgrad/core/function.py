@@ -67,7 +67,7 @@ class Function:
             setattr(cls, BOOKKEEPING[keyword], value)
         super().__init_subclass__()
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
-        attributes = {"_forward_cls": cls, "__module__": cls.__module__,
+        attributes = {"_forward_cls": cls, "__module__": cls.__module__, "_view_node": cls.is_view,
                       **saved_attributes(cls.saved_names)}
         cls._backward_cls = type(name, (cls._node_base,), attributes)
 

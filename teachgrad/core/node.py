@@ -36,6 +36,7 @@ class Node(NodeHooks):
     _input_nrs = ()    # which input of that node it arrives at (the output of the forward op it is the gradient of)
     _num_outputs = 1
     _sequence_nr = 0
+    _view_node = False   # a view op's node: its backward may hand on a view of its gradient (grad_layout.track_owner)
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:

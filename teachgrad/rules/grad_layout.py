@@ -8,7 +8,8 @@ gradient nobody else holds be kept whatever its layout. (torch/csrc/autograd/fun
 torch/csrc/autograd/utils/grad_layout_contract.h.)
 
 Which gradients nobody else holds is the engine's to know: it calls `track_owner` for each gradient bound for
-a leaf's AccumulateGrad, and keeps the answer in `watch.owned` (`watch.may_own`: nothing records the backward).
+a leaf's AccumulateGrad or a view op's node, and keeps the answer in `watch.owned` (`watch.may_own`: nothing
+records the backward).
 
 Guarded by tests/test_engine_fidelity.py (test_first_gradient_layout_is_torchs, the gradients kept uncopied)
 and tests/test_torch_boundary.py.
@@ -51,25 +52,34 @@ def _non_overlapping_and_dense(t: torch.Tensor) -> bool:
     return True
 
 
-def track_owner(watch, accumulator, summed, sender, g, grad_outputs, grad_inputs) -> None:
-    """Whether the gradient now waiting at a leaf's AccumulateGrad is one nobody else holds: then `.grad` can keep
-    it uncopied, as torch's.
+def track_owner(watch, receiver, summed, sender, g, grad_outputs, grad_inputs) -> None:
+    """Whether the gradient now waiting at `receiver` is one nobody else holds: then a leaf's `.grad` can keep it
+    uncopied, as torch's. The engine asks for each gradient bound for a leaf's AccumulateGrad, and for a view op's
+    node, whose backward may hand on a view of it (TBackward0 of nn.Linear's weight).
 
-    Nobody else holds a sum the engine made, or a gradient a built-in node (`sender`) has just computed: a new
-    tensor, sent on this one edge only. Not a gradient passed through unchanged (Add's), a view (T's), one sent
-    twice, or any that a user's code could hold (a custom Function's, one a hook has seen)."""
+    Nobody else holds a sum the engine made, or what a built-in node (`sender`) sends on this one edge only: a new
+    tensor, a view of a tensor it made itself (addmm's column-major product), or a view of the gradient it was given
+    when nobody else held that one either (a transpose's backward). Not a gradient passed through unchanged (Add's),
+    one whose memory goes out on two edges, or any that a user's code could hold (a custom Function's, one a hook
+    has seen). torch asks the tensor's use count instead (torch/csrc/autograd/functions/accumulate_grad.h)."""
     owned = summed and not watch.create_graph
-    if not owned and watch.may_own and sender._grads_are_fresh and not sender._post_hooks and g._base is None:
-        passed_through = False
-        for arrived in grad_outputs:   # (loops, not any(): no generator made for every leaf's gradient)
-            if arrived is g:
-                passed_through = True
-        sent = 0
+    if not owned and watch.may_own and sender._grads_are_fresh and not sender._post_hooks \
+            and receiver._num_outputs == 1:
+        memory = g if g._base is None else g._base   # (views of views all share the one base)
+        given = False   # whether g's memory is that of a gradient the sender was given (a built-in's backward
+        for arrived in grad_outputs:   # never returns the base of one: so only a view's is looked for)
+            if arrived is memory or (memory is not g and arrived is not None and arrived._base is memory):
+                given = True
+        sent = 0        # on how many edges g's memory goes out
         for other in grad_inputs:
-            if other is g:
+            if other is not None and (other is memory or other._base is memory):
                 sent += 1
-        owned = not passed_through and sent == 1
+        if given:   # passed through, or a view of what it was given: owned if that was, and no hook has seen it
+            owned = g is not memory and sent == 1 and sender in watch.owned and not (
+                sender._tensor_pre_hooks or sender._pre_hooks)   # (retain_grad's hook keeps a copy: it may run)
+        else:
+            owned = sent == 1
     if owned:
-        watch.owned.add(accumulator)
+        watch.owned.add(receiver)
     else:
-        watch.owned.discard(accumulator)
+        watch.owned.discard(receiver)
