@@ -149,7 +149,7 @@ class BackwardNode(Node):
         """Drop the saved tensors: what happens after backward unless retain_graph=True."""
         if self._saved:
             for saved in self._saved:
-                if saved is not None:   # (SavedTensor.release, written out)
+                if saved is not None:   # let go of the tensor, and of what it was saved as
                     saved.data = saved.variable = saved.packed = saved.edge = None
             self._freed = True
         if self._wrapped is not None:
