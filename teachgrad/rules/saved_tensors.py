@@ -130,12 +130,12 @@ def pack_saved(to_save, args, raw, outputs, result, pack_order=None):
             if tensor.is_inference():
                 raise RuntimeError(grad_mode.INFERENCE_SAVED)
             variable = output_nr = None
-            for nr, output in enumerate(outputs):
+            for nr, output in enumerate(outputs):   # an output of the node: which one it is
                 if output is tensor:
                     output_nr = nr
                     break
             else:
-                for position, data in enumerate(raw):
+                for position, data in enumerate(raw):   # else an input: the Variable it came from
                     if data is tensor:
                         variable = args[position]
                         break
