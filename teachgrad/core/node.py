@@ -11,7 +11,6 @@ teachgrad/core/engine.py.
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 import torch
 
@@ -138,12 +137,9 @@ class BackwardNode(Node):
         """Run the Function's backward on the gradients of its outputs."""
         return self._forward_cls.backward(self, *grad_outputs)
 
-    def _run_backward(self, grad_outputs: list) -> Any:
-        """What the engine calls: the op's backward, trusted (a user's Function's node checks it: BackwardCFunction)."""
-        return self._forward_cls.backward(self, *grad_outputs)
-
-    _grads_are_fresh = True   # what backward returns is new: a leaf may keep it as its .grad without a copy
-    _trusted = True           # the engine calls the op's backward itself (a user's Function's node checks it)
+    # A built-in op's node: the engine calls its backward itself, unchecked, and what that returns is new, so a leaf
+    # may keep it as its .grad without a copy. A user's Function's node is neither (BackwardCFunction).
+    _trusted = True
 
     def _release(self):
         """Drop the saved tensors: what happens after backward unless retain_graph=True."""

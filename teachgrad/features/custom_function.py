@@ -39,8 +39,8 @@ class BackwardCFunction(BackwardNode):
     def _run_backward(self, grad_outputs: list) -> tuple:
         return call_user_backward(self, grad_outputs)
 
-    _grads_are_fresh = False   # the user's backward may keep what it returns: a leaf copies it into .grad
-    _trusted = False           # the engine calls _run_backward, which checks what the backward returns
+    _trusted = False   # the engine calls _run_backward, which checks what the user's backward returns; and that
+                       # backward may keep what it returns, so a leaf copies it into .grad
 
 
 class Function(function.Function):

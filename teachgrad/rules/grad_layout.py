@@ -63,7 +63,7 @@ def track_owner(watch, receiver, summed, sender, g, grad_outputs, grad_inputs) -
     one whose memory goes out on two edges, or any that a user's code could hold (a custom Function's, one a hook
     has seen). torch asks the tensor's use count instead (torch/csrc/autograd/functions/accumulate_grad.h)."""
     owned = summed and not watch.create_graph
-    if not owned and watch.may_own and sender._grads_are_fresh and not sender._post_hooks \
+    if not owned and watch.may_own and sender._trusted and not sender._post_hooks \
             and receiver._num_outputs == 1:
         memory = g if g._base is None else g._base   # (views of views all share the one base)
         given = False   # whether g's memory is that of a gradient the sender was given (a built-in's backward
