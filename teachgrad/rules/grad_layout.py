@@ -14,6 +14,8 @@ records the backward).
 Guarded by tests/test_engine_fidelity.py (test_first_gradient_layout_is_torchs, the gradients kept uncopied)
 and tests/test_torch_boundary.py.
 """
+import collections
+
 import torch
 
 
@@ -66,16 +68,12 @@ def track_owner(watch, receiver, summed, sender, g, grad_outputs, grad_inputs) -
     if not owned and watch.may_own and sender._trusted and not sender._post_hooks \
             and receiver._num_outputs == 1:
         memory = g if g._base is None else g._base   # (views of views all share the one base)
-        given = False   # whether g's memory is that of a gradient the sender was given (a built-in's backward
-        for arrived in grad_outputs:   # never returns the base of one: so only a view's is looked for)
-            if arrived is memory or (memory is not g and arrived is not None and arrived._base is memory):
-                given = True
-        sent = 0        # on how many edges g's memory goes out
-        for other in grad_inputs:
-            if other is not None and (other is memory or other._base is memory):
-                sent += 1
-        if given:   # passed through, or a view of what it was given: owned if that was, and no hook has seen it
-            owned = g is not memory and sent == 1 and sender in watch.owned and not (
+        if watch.sender is not sender:   # what the sender was given and sends, counted once for all its edges
+            watch.sender, watch.memories = sender, Memories(grad_outputs, grad_inputs)
+        memories = watch.memories
+        sent = memories.sent[id(memory)]   # on how many edges g's memory goes out
+        if memories.was_given(memory, g):   # passed through, or a view of what it was given: owned if that was,
+            owned = g is not memory and sent == 1 and sender in watch.owned and not (   # and no hook has seen it
                 sender._tensor_pre_hooks or sender._pre_hooks)   # (retain_grad's hook keeps a copy: it may run)
         else:
             owned = sent == 1
@@ -83,3 +81,26 @@ def track_owner(watch, receiver, summed, sender, g, grad_outputs, grad_inputs) -
         watch.owned.add(receiver)
     else:
         watch.owned.discard(receiver)
+
+
+class Memories:
+    """One node's gradients by their memory (a tensor, or the base of a view), counted once, so that each of its
+    gradients is asked about in constant time: a node with n inputs (stack's, cat's) costs n, not n * n."""
+
+    def __init__(self, grad_outputs, grad_inputs):
+        self.sent = collections.Counter()   # id of a memory -> on how many edges it goes out
+        for other in grad_inputs:
+            if other is not None:
+                self.sent[id(other if other._base is None else other._base)] += 1
+        self.given = set()        # ids of the gradients the node was given
+        self.given_bases = set()  # ids of their bases, for those that are views
+        for arrived in grad_outputs:
+            if arrived is not None:
+                self.given.add(id(arrived))
+                if arrived._base is not None:
+                    self.given_bases.add(id(arrived._base))
+
+    def was_given(self, memory, g) -> bool:
+        """Whether `g`'s memory is that of a gradient the node was given: that gradient itself, or (for a view)
+        its base. (A built-in's backward never returns the base of a gradient it was given.)"""
+        return id(memory) in self.given or (memory is not g and id(memory) in self.given_bases)
