@@ -36,9 +36,10 @@ def tensor(data: Any, dtype: torch.dtype | None = None, device: torch.device | s
 
 
 def _plain(data):
-    """`data` with every Variable in it replaced by its values (torch.tensor reads the rest)."""
+    """`data` with every Variable in it replaced by its torch tensor, which torch.tensor reads as it reads its own (an
+    element of one value each: `tensor([t1, t2])` of one-element tensors has shape (2,))."""
     if isinstance(data, Variable):
-        return data.data.tolist()
+        return data.data
     if isinstance(data, (list, tuple)):
         return [_plain(d) for d in data]
     return data

@@ -98,6 +98,23 @@ def _none_or_dtype(input):
 torch.nn.functional._none_or_dtype = _none_or_dtype
 
 
+# torch's clip_grad_norm_, clip_grad_value_ and get_total_norm (torch/nn/utils/clip_grad.py) group the gradients by
+# device and dtype with a C++ helper that takes torch tensors only, before anything asks __torch_function__. So that
+# helper, as those functions see it, is given a Variable's tensor itself (its gradient's memory): torch's kernels
+# then scale or clamp the Variables' gradients in place, and torch's function returns torch's result.
+_torchs_group_tensors = torch.nn.utils.clip_grad._group_tensors_by_device_and_dtype
+
+
+def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
+    """torch.utils._foreach_utils._group_tensors_by_device_and_dtype, which reads a Variable as its tensor."""
+    Variable = variable_class.Variable
+    plain = [[t.data if isinstance(t, Variable) else t for t in tensors] for tensors in tensorlistlist]
+    return _torchs_group_tensors(plain, with_indices)
+
+
+torch.nn.utils.clip_grad._group_tensors_by_device_and_dtype = _group_tensors_by_device_and_dtype
+
+
 # torch's autograd functions that ask Variables to run them (through __torch_function__): teachgrad's engine does
 AUTOGRAD_ENTRY_POINTS = {torch.autograd.grad: _autograd_grad, torch.autograd.backward: _autograd_backward}
 

@@ -15,7 +15,7 @@ import torch
 
 from .. import ops
 from ..rules import torch_leaves, variable_class
-from .torch_signatures import _var_arguments   # var's three forms, read once
+from .torch_signatures import _var_arguments, check_tensor_list   # var's three forms, read once
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
     Variable = variable_class.Variable
@@ -436,6 +436,7 @@ def _atleast(n, tensors):
     single = len(tensors) == 1 and isinstance(tensors[0], (variable_class.Variable, torch.Tensor))
     if len(tensors) == 1 and not single:
         tensors = tuple(tensors[0])
+        check_tensor_list(tensors)
     out = []
     for t in tensors:
         t = _variable(t)

@@ -11,7 +11,7 @@ import torch
 
 from .. import ops
 from ..rules import torch_leaves
-from .torch_signatures import NOT_GIVEN
+from .torch_signatures import NOT_GIVEN, check_tensor_list
 from ..core.variable import Variable
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
@@ -235,6 +235,7 @@ def _check_sequence(name, tensors):
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{'Tensor' if isinstance(tensors, (Variable, torch.Tensor)) else type(tensors).__name__}")
+    check_tensor_list(tensors)
 
 
 def all(input: TensorLike, *args: Any, **kwargs: Any) -> Variable:

@@ -36,6 +36,14 @@ def keepdim_alias(keepdim: bool, keepdims: bool | None, name: str) -> bool:
     return keepdims
 
 
+def check_tensor_list(tensors: Sequence[TensorLike]) -> None:
+    """A list of tensors (cat's, stack's, hstack's) holds tensors only: anything else, a list or a number among
+    them, is refused with torch's TypeError, never read as data."""
+    for k, x in enumerate(tensors):
+        if not isinstance(x, (variable_class.Variable, torch.Tensor)):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got {type(x).__name__}")
+
+
 NOT_GIVEN = object()   # a keyword the caller left out, where None is a value torch tells apart (div's rounding_mode)
 
 

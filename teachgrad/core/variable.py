@@ -84,7 +84,9 @@ class Variable(TensorMethods, TorchMethods):
     # --- what autograd knows about a Variable ---
 
     def _set_data(self, value):
-        self._data = check_new_data(self, value._data if isinstance(value, Variable) else value)
+        # As torch's `x.data = t`: the tensor underneath takes t's contents (its memory, shape, dtype), and stays the
+        # same object, so whatever holds it (a node that saved it for backward, an optimizer) sees the new values.
+        self._data.data = check_new_data(self, value._data if isinstance(value, Variable) else value)
 
     data = property(operator.attrgetter("_data"), _set_data, refuse_deleting_data,
                     doc="The torch tensor underneath (the same object every time); setting it swaps the values.")

@@ -39,6 +39,14 @@ class BackwardCFunction(BackwardNode):
     def _run_backward(self, grad_outputs: list) -> tuple:
         return call_user_backward(self, grad_outputs)
 
+    def mark_non_differentiable(self, *tensors: torch.Tensor) -> None:
+        """As the built-in's, and only tensors are taken: anything else is refused with torch's words (which, in
+        torch 2.13, name no type after "but got")."""
+        for t in tensors:
+            if not isinstance(t, (variable_class.Variable, torch.Tensor)):
+                raise RuntimeError("mark_non_differentiable only accepts variable arguments, but got ")
+        super().mark_non_differentiable(*tensors)
+
     _trusted = False   # the engine calls _run_backward, which checks what the user's backward returns; and that
                        # backward may keep what it returns, so a leaf copies it into .grad
 

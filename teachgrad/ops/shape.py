@@ -458,10 +458,28 @@ def plain_index(item):
     if isinstance(item, Variable):
         return item.data
     if isinstance(item, list):
-        return torch.tensor([i.item() if isinstance(i, Variable) else i for i in item])
+        return index_tensor([i.item() if isinstance(i, Variable) else i for i in item])
     if isinstance(item, range):   # x[range(n), y]: torch reads a range as the list of its integers
         return torch.tensor(item, dtype=torch.int64)
     return item
+
+
+def index_tensor(data):
+    """A list given as an index, read as torch reads it: a mask when it holds only bools, else int64 (1.5 reads
+    as 1); a string in it is refused with torch's TypeError (torch/csrc/utils/tensor_new.cpp,
+    indexing_tensor_from_data)."""
+    refuse_strings(data)
+    tensor = torch.tensor(data)
+    return tensor if tensor.dtype in (torch.bool, torch.uint8) else tensor.to(torch.int64)
+
+
+def refuse_strings(data):
+    """torch reads an index that is not a number, slice or tensor as data, and refuses a string in it."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            refuse_strings(item)
 
 
 def getitem(a, index):
@@ -471,9 +489,6 @@ def getitem(a, index):
             and grad_mode.forward_level < 0 and not batching.vmap_depth:
         # (speed) a batch picked from data, `X[ix]`: a copy that nothing records, torch's indexing on the data
         return variable_class.Variable._make(a._data[index.data if isinstance(index, variable_class.Variable) else index])
-    if isinstance(index, list) and any(isinstance(i, (list, tuple, slice, torch.Tensor, variable_class.Variable))
-                                       or i is None or i is Ellipsis for i in index):
-        index = tuple(index)   # as torch (and numpy once): a list holding sequences indexes like a tuple
     if isinstance(index, slice):
         if a._data.dim() == 0:
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
@@ -492,6 +507,9 @@ def index_target(a, index):
     The tensor indices come one per dimension of the view, None for a dimension taken whole,
     as index and index_put_ take them. A `:` that takes everything makes no view.
     """
+    if isinstance(index, list) and any(isinstance(i, (list, tuple, str, slice, torch.Tensor, variable_class.Variable))
+                                       or i is None or i is Ellipsis for i in index):
+        index = tuple(index)   # as torch (and numpy once): a list holding sequences (a string too) indexes like a tuple
     items = index if isinstance(index, tuple) else (index,)
     items = tuple([plain_index(i) for i in items])
     check_index_count(a._data.dim(), index, items)
@@ -520,6 +538,7 @@ def index_target(a, index):
             steps.append((Select, ((slice(None),) * dim + (int(item),),)))
             ndim -= 1
         else:
+            refuse_strings(item)
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
                 f"(got {type(item).__name__})"

@@ -37,7 +37,10 @@ def checked_inputs(inputs: Any, caller: str) -> tuple:
     """`inputs` as a tuple of Variables, refused as torch refuses them when empty or not tensors.
 
     A torch tensor that requires grad is a leaf of teachgrad's graph: its TorchLeaf stands for it."""
-    inputs = as_tuple(inputs)
+    if isinstance(inputs, (variable_class.Variable, torch.Tensor)):
+        inputs = (inputs,)
+    else:
+        inputs = tuple(inputs)   # as torch: anything else must be iterable (None or a number is a TypeError)
     if not inputs:
         raise RuntimeError(f"`inputs` argument to `{caller}()` cannot be empty.")
     for x in inputs:
@@ -80,8 +83,8 @@ def make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
             made.append(data if isinstance(data, Variable) else Variable._make(data))
         else:
             made.append(data.data if isinstance(data, Variable) else data)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    if len(made) != len(outputs):   # (as torch, gradients are paired with outputs: extra ones are not read)
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(made)} gradients")
     return made
 
 
