@@ -191,7 +191,7 @@ class _Watch:
         self.check_nan = anomaly_mode._enabled and anomaly_mode._check_nan
         self.owned = set()   # AccumulateGrad (and view) nodes whose buffered gradient nobody else holds: no copy
         self.may_own = not (create_graph or self.recorders)   # else a gradient may be recorded, or held by the graph
-        self.sender = self.memories = None   # the last node track_owner asked about, and its gradients' memories
+        self.sender = self.sent = None   # the last node track_owner counted, and its edges per memory (grad_layout)
 
 
 def _call_function(node: Node, grad_outputs: list, watch: _Watch) -> tuple[list, list]:
