@@ -78,7 +78,8 @@ notebooks: setup
 	$(PY) scripts/execute_notebooks.py
 
 # make bench: teachgrad against torch.autograd, MyGrad and HIPS autograd (the `bench` extras, pinned in
-# constraints.txt). BENCH_ARGS passes options: make bench BENCH_ARGS="--quick --only chain".
+# constraints.txt), then benchmarks/scaling.py (work per input of a node with many inputs, per view of a long
+# chain: counted, and timed beside torch). BENCH_ARGS passes options: make bench BENCH_ARGS="--quick --only chain".
 $(BENCH_STAMP): $(STAMP) pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[bench]'
 	touch $(BENCH_STAMP)
@@ -86,6 +87,7 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml constraints.txt
 BENCH_ARGS ?=
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/bench.py $(BENCH_ARGS)
+	$(PY) benchmarks/scaling.py $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 # make opdb: torch's own test database (op_db: every op torch tests, on its samples and reference inputs) run
 # through teachgrad, written to docs/op-coverage.md. tests/test_op_db.py runs the samples on every make test.
