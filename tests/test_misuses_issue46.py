@@ -235,3 +235,16 @@ def test_data_assigned_keeps_other_variables_that_share_memory_apart():
         return x, d
 
     same(example)
+
+
+@pytest.mark.parametrize("activation", [
+    lambda F, x: F.hardtanh(x), lambda F, x: F.hardtanh(x, -0.5, 2.5), lambda F, x: F.relu6(x * 3),
+    lambda F, x: F.threshold(x, 0.5, 2.0), lambda F, x: F.hardshrink(x), lambda F, x: F.softshrink(x, 0.5),
+    lambda F, x: F.leaky_relu(x), lambda F, x: F.leaky_relu(x, 0.2), lambda F, x: F.hardswish(x),
+    lambda F, x: F.elu(x), lambda F, x: F.hardsigmoid(x),
+], ids=["hardtanh", "hardtanh(-0.5, 2.5)", "relu6", "threshold", "hardshrink", "softshrink", "leaky_relu",
+        "leaky_relu(0.2)", "hardswish", "elu", "hardsigmoid"])
+def test_a_piecewise_activations_gradient_under_create_graph_has_torchs_graph(activation):
+    """As relu's: torch records the gradient as the backward kernel's own node (HardtanhBackwardBackward0, ...),
+    whose derivative for the input is zeros; hardsigmoid's it refuses to differentiate."""
+    same(_second_derivative(lambda lib, x: activation(lib.nn.functional, x)))

@@ -24,6 +24,8 @@ class _Elementwise(Function, saves=("self",)):
 
     options = 0   # how many non-tensor arguments follow a
     kernel = None  # torch's backward kernel, kernel(grad, a, *options), for plain tensors
+    gradient_op = None   # the kernel as an op of its own (a _MaskBackward), which records the gradient under
+                         # create_graph as torch does, where torch records it so
 
     @classmethod
     def forward(cls, ctx, a, *options):
@@ -36,11 +38,44 @@ class _Elementwise(Function, saves=("self",)):
         a, = ctx.saved_tensors
         if cls.kernel is not None and isinstance(grad, torch.Tensor) and isinstance(a, torch.Tensor):
             return (cls.kernel(grad, a, *ctx.options),) + (None,) * len(ctx.options)
+        if cls.gradient_op is not None:
+            return (cls.gradient_op.apply(grad, a, *ctx.options),) + (None,) * len(ctx.options)
         return (grad * cls.derivative(a, *ctx.options),) + (None,) * len(ctx.options)
 
     @classmethod
     def jvp(cls, ctx, ta, *_):
         return ta * cls.derivative(ctx._primals[0], *ctx.options)
+
+
+class _MaskBackward(Function, saves=("self",)):
+    """The gradient of a piecewise-linear activation as an op of its own, recorded under create_graph as torch
+    records it (HardtanhBackwardBackward0, LeakyReluBackwardBackward0, ...): `kernel(grad, self, *options)`, torch's
+    backward kernel. It is linear in grad, with the same mask; it is flat in self, whose gradient is zeros, not None
+    (derivatives.yaml: `self: zeros_like(grad)`), so a second derivative is zeros, as torch's."""
+
+    kernel = None   # torch's backward kernel, kernel(grad, a, *options)
+
+    @classmethod
+    def forward(cls, ctx, grad, a, *options):
+        ctx.options = options
+        ctx.save_for_backward(a)
+        return cls.kernel(grad, a, *options)
+
+    @classmethod
+    def backward(cls, ctx, gg):
+        a, = ctx.saved_tensors
+        return (cls.masked(gg, a, ctx.options), gg.new_zeros(gg.shape)) + (None,) * len(ctx.options)
+
+    @classmethod
+    def jvp(cls, ctx, t_grad, *_):
+        return cls.masked(t_grad, ctx._primals[1], ctx.options)
+
+    @classmethod
+    def masked(cls, grad, a, options):
+        """kernel(grad, a, *options): torch's kernel on plain tensors, recorded as this op on Variables."""
+        if isinstance(grad, torch.Tensor) and isinstance(a, torch.Tensor):
+            return cls.kernel(grad, a, *options)
+        return cls.apply(grad, a, *options)
 
 
 def erf_derivative(x):
@@ -172,11 +207,17 @@ def leaky_relu_derivative(x, negative_slope):
     return (x > 0).to(x.dtype) * (1 - negative_slope) + negative_slope
 
 
+class LeakyReluBackward(_MaskBackward, node="LeakyReluBackwardBackward0"):
+    kernel = staticmethod(lambda grad, a, negative_slope: aten.leaky_relu_backward(grad, a, negative_slope, False))
+
+
 class LeakyRelu(_Elementwise, node="LeakyReluBackward0"):
     """leaky_relu(a) = a for a > 0, negative_slope * a otherwise."""
 
     function = staticmethod(lambda a, negative_slope: F.leaky_relu(a, negative_slope))
     derivative = staticmethod(leaky_relu_derivative)
+    kernel = LeakyReluBackward.kernel
+    gradient_op = LeakyReluBackward
 
 
 class LogSigmoid(Function, node="LogSigmoidBackward0", saves=("self", "buffer")):

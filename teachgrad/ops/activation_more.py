@@ -10,7 +10,7 @@ import torch
 
 from ..core.function import Function
 from ..rules import variable_class
-from .activation import _Elementwise
+from .activation import _Elementwise, _MaskBackward
 from . import aten
 
 
@@ -29,34 +29,66 @@ class _Mask(_Elementwise):
         return cls.kernel(torch.ones_like(x), x, *options)
 
 
+# Each one's gradient, recorded under create_graph as an op of its own, as torch records it (see _MaskBackward).
+
+class HardtanhBackward(_MaskBackward, node="HardtanhBackwardBackward0"):
+    kernel = staticmethod(aten.hardtanh_backward)
+
+
+class HardshrinkBackward(_MaskBackward, node="HardshrinkBackwardBackward0"):
+    kernel = staticmethod(aten.hardshrink_backward)
+
+
+class SoftshrinkBackward(_MaskBackward, node="SoftshrinkBackwardBackward0"):
+    kernel = staticmethod(aten.softshrink_backward)
+
+
+class ThresholdBackward(_MaskBackward, node="ThresholdBackwardBackward0"):
+    kernel = staticmethod(lambda grad, a, threshold, value: aten.threshold_backward(grad, a, threshold))
+
+
+class HardsigmoidBackward(_MaskBackward, node="NotImplemented"):
+    """torch records hardsigmoid's gradient, but has no derivative for it: differentiating it again is refused."""
+    kernel = staticmethod(aten.hardsigmoid_backward)
+
+    @classmethod
+    def backward(cls, ctx, gg):
+        raise RuntimeError("derivative for aten::hardsigmoid_backward is not implemented")
+
+
 class Hardtanh(_Mask, node="HardtanhBackward0"):
     """x clipped to [min_val, max_val]: the gradient passes strictly inside."""
     function = staticmethod(lambda a, low, high: aten.hardtanh(a, low, high))
-    kernel = staticmethod(aten.hardtanh_backward)
+    kernel = HardtanhBackward.kernel
+    gradient_op = HardtanhBackward
 
 
 class Hardshrink(_Mask, node="HardshrinkBackward0"):
     """x where |x| > lambd, else 0: the gradient passes where x is kept."""
     function = staticmethod(lambda a, lambd: aten.hardshrink(a, lambd))
-    kernel = staticmethod(aten.hardshrink_backward)
+    kernel = HardshrinkBackward.kernel
+    gradient_op = HardshrinkBackward
 
 
 class Softshrink(_Mask, node="SoftshrinkBackward0"):
     """x - lambd above lambd, x + lambd below -lambd, else 0: the gradient passes outside [-lambd, lambd]."""
     function = staticmethod(lambda a, lambd: aten.softshrink(a, lambd))
-    kernel = staticmethod(aten.softshrink_backward)
+    kernel = SoftshrinkBackward.kernel
+    gradient_op = SoftshrinkBackward
 
 
 class Threshold(_Mask, node="ThresholdBackward0"):
     """x where x > threshold, else value: the gradient passes where x > threshold."""
     function = staticmethod(lambda a, threshold, value: torch.threshold(a, threshold, value))
-    kernel = staticmethod(lambda grad, a, threshold, value: aten.threshold_backward(grad, a, threshold))
+    kernel = ThresholdBackward.kernel
+    gradient_op = ThresholdBackward
 
 
 class Hardsigmoid(_Mask, node="HardsigmoidBackward0"):
     """x / 6 + 1/2 clipped to [0, 1]: d/dx = 1/6 strictly inside (-3, 3)."""
     function = staticmethod(lambda a: aten.hardsigmoid(a))
-    kernel = staticmethod(aten.hardsigmoid_backward)
+    kernel = HardsigmoidBackward.kernel
+    gradient_op = HardsigmoidBackward
 
 
 class _NanAsKernel(_Elementwise):
@@ -78,11 +110,46 @@ def hardswish_slope(x):
     return (x / 3 + 0.5).where((x > -3) & (x < 3), 0.0) + (x >= 3).to(x.dtype)
 
 
+class HardswishBackward(Function, node="HardswishBackwardBackward0", saves=("grad_output", "self")):
+    """hardswish's gradient as an op of its own, recorded under create_graph as torch records it: torch's kernel
+    hardswish_backward(grad, self), linear in grad; its derivative for self is grad * grad_output / 3 strictly inside
+    (-3, 3), else 0 (derivatives.yaml)."""
+
+    @staticmethod
+    def forward(ctx, grad, a):
+        ctx.save_for_backward(grad, a)
+        return aten.hardswish_backward(grad, a)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, a = ctx.saved_tensors
+        inside = (a > -3) & (a < 3)
+        return HardswishBackward.masked(gg, a), (gg * grad / 3).where(inside, 0.0)
+
+    @staticmethod
+    def jvp(ctx, t_grad, t_a):
+        grad, a = ctx._primals
+        inside = (a > -3) & (a < 3)
+        tangent = None if t_grad is None else HardswishBackward.masked(t_grad, a)
+        if t_a is not None:
+            from_a = (t_a * grad / 3).where(inside, 0.0)
+            tangent = from_a if tangent is None else tangent + from_a
+        return tangent
+
+    @staticmethod
+    def masked(grad, a):
+        """hardswish_backward(grad, a): torch's kernel on plain tensors, recorded as this op on Variables."""
+        if isinstance(grad, torch.Tensor) and isinstance(a, torch.Tensor):
+            return aten.hardswish_backward(grad, a)
+        return HardswishBackward.apply(grad, a)
+
+
 class Hardswish(_NanAsKernel, node="HardswishBackward0"):
     """x * hardsigmoid(x)."""
     function = staticmethod(lambda a: aten.hardswish(a))
     slope = staticmethod(hardswish_slope)
     kernel = staticmethod(aten.hardswish_backward)
+    gradient_op = HardswishBackward
 
 
 class Glu(Function, node="GluBackward0", saves=("self",)):

@@ -4,6 +4,7 @@ import torch
 from ..core.function import Function
 from ..rules.broadcast import numbers_or_none, times, total
 from . import aten
+from .activation_more import ThresholdBackward
 
 
 class Exp(Function, node="ExpBackward0", saves=("result",)):
@@ -161,33 +162,7 @@ def threshold_backward(grad, result):
     """
     if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):
         return _threshold_backward(grad, result, 0)
-    return ThresholdBackward.apply(grad, result, 0)   # recording (create_graph): an op of its own, as torch's
-
-
-class ThresholdBackward(Function, node="ThresholdBackwardBackward0", saves=("self",)):
-    """relu's gradient as an op of its own, recorded under create_graph as torch records it: grad where self >
-    threshold, else 0. Linear in grad, with the same mask; flat in self, whose gradient is zeros (not None: the
-    second derivative of relu is zeros, as derivatives.yaml's `self: zeros_like(grad)` says)."""
-
-    @staticmethod
-    def forward(ctx, grad, a, threshold):
-        ctx.threshold = threshold
-        ctx.save_for_backward(a)
-        return _threshold_backward(grad, a, threshold)
-
-    @staticmethod
-    def backward(ctx, gg):
-        a, = ctx.saved_tensors
-        if isinstance(gg, torch.Tensor) and isinstance(a, torch.Tensor):
-            return _threshold_backward(gg, a, ctx.threshold), torch.zeros_like(gg), None
-        return ThresholdBackward.apply(gg, a, ctx.threshold), gg.new_zeros(gg.shape), None
-
-    @staticmethod
-    def jvp(ctx, t_grad, _t_a, _threshold):
-        a = ctx._primals[1]
-        if isinstance(t_grad, torch.Tensor) and isinstance(a, torch.Tensor):
-            return _threshold_backward(t_grad, a, ctx.threshold)
-        return ThresholdBackward.apply(t_grad, a, ctx.threshold)
+    return ThresholdBackward.apply(grad, result, 0, 0)   # recording (create_graph): an op of its own, as torch's
 
 
 class Relu(Function, node="ReluBackward0", saves=("result",)):
