@@ -175,16 +175,37 @@ def test_create_graph_with_a_torch_leaf_is_refused():
         tg.autograd.grad((t * v).sum(), t, create_graph=True)
 
 
-@pytest.mark.parametrize("register", [
-    lambda t: t.register_hook(lambda g: g * 100),
-    lambda t: t.register_post_accumulate_grad_hook(lambda p: None),
-])
-def test_hooks_registered_through_torch_are_refused(register):
+def test_hooks_registered_through_torch_are_refused():
     t = torch.tensor([1.0, 2.0], requires_grad=True)
-    register(t)
+    t.register_hook(lambda g: g * 100)
     v = tg.tensor([3.0, 4.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="teachgrad's engine does not run torch's hooks"):
         (t * v).sum().backward()
+
+
+def test_post_accumulate_grad_hooks_registered_through_torch_run_as_torch_runs_them():
+    """torch's AccumulateGrad calls them with the tensor once its .grad holds the sum, in the order registered,
+    on every backward (the optimizer-in-backward pattern, and teachgrad.nn.parallel's reducer, rely on it)."""
+    def run(lib):
+        t = torch.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        t.register_post_accumulate_grad_hook(lambda p: seen.append(("first", p is t, p.grad.tolist())))
+        handle = t.register_post_accumulate_grad_hook(lambda p: seen.append(("second", p.grad.tolist())))
+        v = lib.tensor([3.0, 4.0], requires_grad=True)
+        (t * v + t).sum().backward()
+        handle.remove()
+        (t * t).sum().backward()
+        return seen
+    assert run(tg) == run(torch) == [("first", True, [4.0, 5.0]), ("second", [4.0, 5.0]),
+                                     ("first", True, [6.0, 9.0])]
+
+
+def test_a_post_accumulate_grad_hook_registered_through_torch_must_return_none():
+    for lib in (torch, tg):
+        t = torch.tensor([1.0, 2.0], requires_grad=True)
+        t.register_post_accumulate_grad_hook(lambda p: p.grad)
+        with pytest.raises(RuntimeError, match="Tensor post accumulate grad hooks should return None."):
+            (t * lib.tensor([3.0, 4.0])).sum().backward()
 
 
 def test_a_module_using_an_op_teachgrad_lacks_keeps_the_clear_type_error():

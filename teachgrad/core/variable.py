@@ -263,8 +263,11 @@ class TorchAccumulateGrad(AccumulateGrad):
 
     def apply(self, grad, owned=False):
         """Add `grad` into the tensor's own `.grad` (under the lock, as AccumulateGrad.apply)."""
+        tensor = self.variable
         with _accumulate_lock:
-            torch_leaves.accumulate(self.variable, grad, owned)
+            torch_leaves.accumulate(tensor, grad, owned)
+        if tensor._post_accumulate_grad_hooks:   # registered through torch: run as torch's AccumulateGrad runs them
+            torch_leaves.call_post_accumulate_grad_hooks(tensor)
         return ()
 
 
