@@ -40,6 +40,7 @@ class Variable(TensorMethods, TorchMethods):
                  "_post_accumulate_grad_hooks")   # (None for a Variable made by the user, unset for one an op made:
                                                   # read with getattr)
     __hash__ = object.__hash__
+    _execution_engine = engine.execution_engine   # torch's Variable._execution_engine (queue_callback)
 
     def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
         if isinstance(data, Variable):
