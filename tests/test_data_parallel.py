@@ -8,7 +8,8 @@
 Each test starts its ranks with `fork` (a few seconds at most) and asserts inside each rank; a rank's failure
 comes back as the test's failure, with the rank's traceback.
 """
-import os
+import contextlib
+import copy
 import socket
 
 import pytest
@@ -101,3 +102,152 @@ def _collectives_on_variables(rank, world):
 
 def test_collectives_given_variables_work_on_the_data_as_on_torch_tensors():
     run_ranks(_collectives_on_variables, 2)
+
+
+# --- teachgrad.nn.parallel.DistributedDataParallel against torch's, bit for bit ---
+
+class _Net(torch.nn.Module):
+    """Three layers (and, with `unused`, a fourth that forward never calls)."""
+
+    def __init__(self, unused=False, batchnorm=False):
+        super().__init__()
+        self.first = torch.nn.Linear(5, 8)
+        self.norm = torch.nn.BatchNorm1d(8) if batchnorm else torch.nn.Identity()
+        self.second = torch.nn.Linear(8, 8)
+        self.skipped = torch.nn.Linear(8, 8) if unused else None
+        self.last = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = torch.relu(self.norm(self.first(x)))
+        return self.last(torch.tanh(self.second(h)))
+
+
+CONFIGS = {
+    "default buckets, a no_sync step": dict(ddp={}, no_sync=(1,)),
+    "small buckets": dict(ddp=dict(bucket_cap_mb=0.0002), no_sync=(2,)),
+    "gradient_as_bucket_view": dict(ddp=dict(bucket_cap_mb=0.0002, gradient_as_bucket_view=True), no_sync=(1,)),
+    "buffers broadcast": dict(ddp=dict(bucket_cap_mb=0.0002), net=dict(batchnorm=True), no_sync=()),
+    "an unused parameter found": dict(ddp=dict(bucket_cap_mb=0.0002, find_unused_parameters=True),
+                                      net=dict(unused=True), no_sync=(1,)),
+    "allreduce_hook": dict(ddp=dict(bucket_cap_mb=0.0002), hook="allreduce_hook", no_sync=()),
+    "fp16_compress_hook": dict(ddp=dict(bucket_cap_mb=0.0002, gradient_as_bucket_view=True),
+                               hook="fp16_compress_hook", no_sync=(1,)),
+}
+
+
+def _twins(rank, config):
+    """A teachgrad DDP and torch's DDP around two copies of one model, each rank's copy made different at first
+    (construction must broadcast rank 0's)."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    torch.manual_seed(0)
+    net = _Net(**config.get("net", {}))
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(rank)
+    twin = copy.deepcopy(net)
+    ours = tg.nn.parallel.DistributedDataParallel(net, **config["ddp"])
+    theirs = torch.nn.parallel.DistributedDataParallel(twin, **config["ddp"])
+    if "hook" in config:
+        ours.register_comm_hook(None, getattr(default_hooks, config["hook"]))
+        theirs.register_comm_hook(None, getattr(default_hooks, config["hook"]))
+    return ours, theirs
+
+
+def _hook_order(model, order):
+    for i, p in enumerate(model.parameters()):
+        p.register_post_accumulate_grad_hook(lambda p, i=i: order.append(i))
+
+
+def _same(ours, theirs, what):
+    for (name, a), b in zip(ours.module.named_parameters(), theirs.module.parameters(), strict=True):
+        assert (a.grad is None) == (b.grad is None), (what, name)
+        if a.grad is not None:
+            assert torch.equal(a.grad, b.grad), (what, name, (a.grad - b.grad).abs().max().item())
+        assert torch.equal(a, b), (what, name)
+    for (name, a), b in zip(ours.module.named_buffers(), theirs.module.buffers(), strict=True):
+        assert torch.equal(a, b), (what, name)
+
+
+def _train_against_torch(rank, world, names):
+    for name in names:
+        config = CONFIGS[name]
+        ours, theirs = _twins(rank, config)
+        _same(ours, theirs, (name, "after construction"))
+        order_ours, order_theirs = [], []
+        _hook_order(ours.module, order_ours)
+        _hook_order(theirs.module, order_theirs)
+        opt_ours = torch.optim.SGD(ours.parameters(), lr=0.1, momentum=0.9)
+        opt_theirs = torch.optim.SGD(theirs.parameters(), lr=0.1, momentum=0.9)
+        for step in range(4):
+            g = torch.Generator().manual_seed(100 * step + rank)   # each rank its own share of the batch
+            x, y = torch.randn(6, 5, generator=g), torch.randn(6, 3, generator=g)
+            quiet = step in config["no_sync"]
+            with ours.no_sync() if quiet else contextlib.nullcontext():
+                tg.nn.functional.mse_loss(ours(tg.Variable(x)), tg.Variable(y)).backward()
+            with theirs.no_sync() if quiet else contextlib.nullcontext():
+                torch.nn.functional.mse_loss(theirs(x), y).backward()
+            _same(ours, theirs, (name, "step", step, "grads"))
+            if not quiet:
+                opt_ours.step()
+                opt_theirs.step()
+                opt_ours.zero_grad()
+                opt_theirs.zero_grad()
+                _same(ours, theirs, (name, "step", step, "params"))
+        assert order_ours == order_theirs, name
+        if not config["no_sync"] and "hook" not in config:   # every rank holds the same model
+            flat = torch.cat([p.detach().flatten() for p in ours.parameters()])
+            gathered = [torch.empty_like(flat) for _ in range(world)]
+            dist.all_gather(gathered, flat)
+            assert all(torch.equal(flat, other) for other in gathered), name
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_every_rank_gets_torchs_ddp_gradients_and_parameters_bit_for_bit(world):
+    run_ranks(_train_against_torch, world, list(CONFIGS))
+
+
+def _unused_parameter_without_find_unused(rank, world):
+    """A parameter forward never uses keeps its bucket from being sent: the next forward raises torch's error."""
+    messages = []
+    for make in (tg.nn.parallel.DistributedDataParallel, torch.nn.parallel.DistributedDataParallel):
+        torch.manual_seed(0)
+        model = make(_Net(unused=True), bucket_cap_mb=0.0002)
+        lib = tg if make is tg.nn.parallel.DistributedDataParallel else torch
+        x = lib.ones(6, 5) if lib is torch else tg.Variable(torch.ones(6, 5))
+        model(x).sum().backward()
+        with pytest.raises(RuntimeError) as error:
+            model(x)
+        messages.append(str(error.value))
+    ours, theirs = messages
+    assert ours.startswith("Expected to have finished reduction in the prior iteration before starting a new one.")
+    assert ours == theirs
+
+
+def test_an_unused_parameter_without_find_unused_parameters_raises_torchs_error():
+    run_ranks(_unused_parameter_without_find_unused, 2)
+
+
+def _comm_hook_registration(rank, world):
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    for make in (tg.nn.parallel.DistributedDataParallel, torch.nn.parallel.DistributedDataParallel):
+        model = make(torch.nn.Linear(2, 2))
+        with pytest.raises(TypeError, match="^Communication hook must be callable.$"):
+            model.register_comm_hook(None, "allreduce")
+        model.register_comm_hook(None, default_hooks.allreduce_hook)
+        with pytest.raises(RuntimeError, match="register_comm_hook or register_builtin_comm_hook can only be called once."):
+            model.register_comm_hook(None, default_hooks.allreduce_hook)
+
+
+def test_a_comm_hook_is_checked_and_registered_once_as_by_torch():
+    run_ranks(_comm_hook_registration, 2)
+
+
+def test_data_parallel_without_devices_calls_the_module_as_torchs_does():
+    torch.manual_seed(0)
+    net = torch.nn.Linear(3, 2)
+    x = torch.randn(4, 3)
+    ours, theirs = tg.nn.DataParallel(net), torch.nn.DataParallel(copy.deepcopy(net))
+    assert tg.nn.parallel.DataParallel is tg.nn.DataParallel
+    ours(tg.Variable(x)).sum().backward()
+    theirs(x).sum().backward()
+    assert torch.equal(ours.module.weight.grad, theirs.module.weight.grad)
