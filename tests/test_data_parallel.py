@@ -10,7 +10,11 @@ comes back as the test's failure, with the rank's traceback.
 """
 import contextlib
 import copy
+import os
+from pathlib import Path
 import socket
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -251,3 +255,25 @@ def test_data_parallel_without_devices_calls_the_module_as_torchs_does():
     ours(tg.Variable(x)).sum().backward()
     theirs(x).sum().backward()
     assert torch.equal(ours.module.weight.grad, theirs.module.weight.grad)
+
+
+# --- the torchrun script ---
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "ddp_train.py"
+
+
+def test_the_torchrun_script_trains_on_two_ranks_and_checks_itself():
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
+               "--master-port", str(_free_port()), str(SCRIPT), "--steps", "4"]   # (torchrun is this module)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 ranks, 4 steps: every rank's parameters equal: True" in result.stdout
+    assert "as one process on the whole batch (max difference below 1e-5): True" in result.stdout
+
+
+def test_the_script_outside_torchrun_says_how_to_start_it():
+    result = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=120,
+                            env={k: v for k, v in os.environ.items() if k != "RANK"})
+    assert result.returncode == 1
+    assert "torchrun --nproc-per-node 2 scripts/ddp_train.py" in result.stderr
