@@ -277,3 +277,21 @@ def test_the_script_outside_torchrun_says_how_to_start_it():
                             env={k: v for k, v in os.environ.items() if k != "RANK"})
     assert result.returncode == 1
     assert "torchrun --nproc-per-node 2 scripts/ddp_train.py" in result.stderr
+
+
+# --- the bucket assignment, against torch's own function ---
+
+@pytest.mark.parametrize("limits", [[2 ** 63 - 1], [100], [64, 200], [1, 1], [40, 1000, 64]])
+def test_bucket_assignment_is_torchs(limits):
+    from teachgrad.nn.parallel.reducer import compute_bucket_assignment_by_size
+    tensors = [torch.empty(n, dtype=dtype) for n, dtype in
+               [(3, torch.float32), (20, torch.float32), (5, torch.float64), (7, torch.float32), (1, torch.float64),
+                (30, torch.float32), (2, torch.float32), (16, torch.float64), (9, torch.float32)]]
+    theirs, _ = dist._compute_bucket_assignment_by_size(tensors, limits)
+    assert compute_bucket_assignment_by_size(tensors, limits) == theirs
+    # after the first backward: in the order the gradients arrived, not sorted (one dtype: with several, torch
+    # appends the buckets left open in the order of a C++ hash map; their contents are the same)
+    tensors = [t.float() for t in tensors]
+    arrival = [5, 2, 8, 0, 7, 1, 3, 6, 4]
+    theirs, _ = dist._compute_bucket_assignment_by_size([tensors[i] for i in arrival], limits, [], arrival)
+    assert compute_bucket_assignment_by_size([tensors[i] for i in arrival], limits, arrival) == theirs
