@@ -160,7 +160,6 @@ class Reducer:
         self.local_used = torch.zeros(len(params), dtype=torch.int32) if find_unused_parameters else None
         self.local_used_work = None
         self.num_iterations = 0
-        self.timeline: list | None = None       # a list to record (event, bucket index) into, for teaching
         self.initialize_buckets(bucket_indices)
         self.hooks = [p.register_post_accumulate_grad_hook(self._hook_for(i)) for i, p in enumerate(params)]
 
@@ -274,8 +273,6 @@ class Reducer:
             self.next_bucket += 1
 
     def all_reduce_bucket(self, bucket: _Bucket) -> None:
-        if self.timeline is not None:
-            self.timeline.append(("all_reduce", self.next_bucket))
         grad_bucket = GradBucket(self.next_bucket, len(self.buckets), bucket.gradients, bucket.offsets,
                                  bucket.lengths, bucket.params)
         if self.comm_hook is None:   # a sum: the gradients were divided on their way in
@@ -288,8 +285,6 @@ class Reducer:
 
     def finalize_backward(self) -> None:
         """Queued on the engine: wait for every bucket, and put the averages into the parameters' `.grad`."""
-        if self.timeline is not None:
-            self.timeline.append(("finalize", None))
         self.expect_autograd_hooks = False
         self.require_finalize = False
         for bucket in self.buckets:
