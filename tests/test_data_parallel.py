@@ -121,9 +121,12 @@ class _Net(torch.nn.Module):
         self.skipped = torch.nn.Linear(8, 8) if unused else None
         self.last = torch.nn.Linear(8, 3)
 
+    use_skipped = False   # set on one rank only: a parameter some ranks use and others do not
+
     def forward(self, x):
         h = torch.relu(self.norm(self.first(x)))
-        return self.last(torch.tanh(self.second(h)))
+        h = torch.tanh(self.second(h))
+        return self.last(torch.tanh(self.skipped(h)) if self.use_skipped else h)
 
 
 CONFIGS = {
@@ -133,6 +136,8 @@ CONFIGS = {
     "buffers broadcast": dict(ddp=dict(bucket_cap_mb=0.0002), net=dict(batchnorm=True), no_sync=()),
     "an unused parameter found": dict(ddp=dict(bucket_cap_mb=0.0002, find_unused_parameters=True),
                                       net=dict(unused=True), no_sync=(1,)),
+    "a parameter only rank 0 uses": dict(ddp=dict(bucket_cap_mb=0.0002, find_unused_parameters=True),
+                                         net=dict(unused=True), used_by_rank_0=True, no_sync=()),
     "allreduce_hook": dict(ddp=dict(bucket_cap_mb=0.0002), hook="allreduce_hook", no_sync=()),
     "fp16_compress_hook": dict(ddp=dict(bucket_cap_mb=0.0002, gradient_as_bucket_view=True),
                                hook="fp16_compress_hook", no_sync=(1,)),
@@ -148,6 +153,7 @@ def _twins(rank, config):
     with torch.no_grad():
         for p in net.parameters():
             p.add_(rank)
+    net.use_skipped = config.get("used_by_rank_0", False) and rank == 0
     twin = copy.deepcopy(net)
     ours = tg.nn.parallel.DistributedDataParallel(net, **config["ddp"])
     theirs = torch.nn.parallel.DistributedDataParallel(twin, **config["ddp"])

@@ -157,7 +157,8 @@ class Reducer:
         self.rebuilt_param_indices: list[int] = []
         self.unused_parameters: list[int] = []
         self.ready_in_this_iteration: set[int] = set()
-        self.local_used = torch.zeros(len(params), dtype=torch.int32) if find_unused_parameters else None
+        self.local_used = (torch.zeros(len(params), dtype=torch.int32, device=params[0].device)   # (nccl: on the
+                           if find_unused_parameters else None)                               # device)
         self.local_used_work = None
         self.num_iterations = 0
         self.initialize_buckets(bucket_indices)
@@ -287,6 +288,8 @@ class Reducer:
         """Queued on the engine: wait for every bucket, and put the averages into the parameters' `.grad`."""
         self.expect_autograd_hooks = False
         self.require_finalize = False
+        if self.find_unused_parameters:   # which parameters some rank used (torch waits only once it meets a
+            self.local_used_work.wait()   # parameter this rank did not use: the same answer, a little later)
         for bucket in self.buckets:
             bucket.future.wait()
             result = bucket.future.value()
@@ -295,8 +298,6 @@ class Reducer:
             bucket.views_out = [_view(result, p, o) for p, o in zip(bucket.params, bucket.offsets)]
             self._copy_out_of_bucket(bucket)
         if self.find_unused_parameters:
-            if self.local_used_work is not None:
-                self.local_used_work.wait()
             self.local_used.zero_()
 
     def _copy_out_of_bucket(self, bucket):
