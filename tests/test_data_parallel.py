@@ -122,10 +122,13 @@ class _Net(torch.nn.Module):
         self.last = torch.nn.Linear(8, 3)
 
     use_skipped = False   # set on one rank only: a parameter some ranks use and others do not
+    two_outputs = False   # (out, another): the loss uses only out, so no gradient reaches `skipped`
 
     def forward(self, x):
         h = torch.relu(self.norm(self.first(x)))
         h = torch.tanh(self.second(h))
+        if self.two_outputs:
+            return self.last(h), self.skipped(h)
         return self.last(torch.tanh(self.skipped(h)) if self.use_skipped else h)
 
 
@@ -138,6 +141,8 @@ CONFIGS = {
                                       net=dict(unused=True), no_sync=(1,)),
     "a parameter only rank 0 uses": dict(ddp=dict(bucket_cap_mb=0.0002, find_unused_parameters=True),
                                          net=dict(unused=True), used_by_rank_0=True, no_sync=()),
+    "an output left out of the loss": dict(ddp=dict(bucket_cap_mb=0.0002, find_unused_parameters=True),
+                                           net=dict(unused=True), two_outputs=True, no_sync=()),
     "allreduce_hook": dict(ddp=dict(bucket_cap_mb=0.0002), hook="allreduce_hook", no_sync=()),
     "fp16_compress_hook": dict(ddp=dict(bucket_cap_mb=0.0002, gradient_as_bucket_view=True),
                                hook="fp16_compress_hook", no_sync=(1,)),
@@ -154,6 +159,7 @@ def _twins(rank, config):
         for p in net.parameters():
             p.add_(rank)
     net.use_skipped = config.get("used_by_rank_0", False) and rank == 0
+    net.two_outputs = config.get("two_outputs", False)
     twin = copy.deepcopy(net)
     ours = tg.nn.parallel.DistributedDataParallel(net, **config["ddp"])
     theirs = torch.nn.parallel.DistributedDataParallel(twin, **config["ddp"])
@@ -192,10 +198,11 @@ def _train_against_torch(rank, world, names):
             g = torch.Generator().manual_seed(100 * step + rank)   # each rank its own share of the batch
             x, y = torch.randn(6, 5, generator=g), torch.randn(6, 3, generator=g)
             quiet = step in config["no_sync"]
+            first = (lambda out: out[0]) if config.get("two_outputs") else (lambda out: out)
             with ours.no_sync() if quiet else contextlib.nullcontext():
-                tg.nn.functional.mse_loss(ours(tg.Variable(x)), tg.Variable(y)).backward()
+                tg.nn.functional.mse_loss(first(ours(tg.Variable(x))), tg.Variable(y)).backward()
             with theirs.no_sync() if quiet else contextlib.nullcontext():
-                torch.nn.functional.mse_loss(theirs(x), y).backward()
+                torch.nn.functional.mse_loss(first(theirs(x)), y).backward()
             _same(ours, theirs, (name, "step", step, "grads"))
             if not quiet:
                 opt_ours.step()

@@ -384,3 +384,34 @@ def test_random_graphs_mixing_torch_leaves_and_variables(graph):
         assert (type(g) is torch.Tensor) if own else isinstance(g, tg.Variable)
         data = g.data if isinstance(g, tg.Variable) else g
         torch.testing.assert_close(data, expected, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+class _PassOn(torch.autograd.Function):
+    """Two outputs, None left as None (no zeros made): the second input's leaf is reached without a gradient."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.set_materialize_grads(False)
+        return x.clone(), y.clone()
+
+    @staticmethod
+    def backward(ctx, gx, gy):
+        return gx, gy
+
+
+def test_post_accumulate_grad_hooks_run_on_a_leaf_reached_without_a_gradient_as_torch_runs_them():
+    def run(lib, torch_leaves):
+        make = (lambda: torch.ones(2, requires_grad=True)) if torch_leaves else (lambda: lib.ones(2, requires_grad=True))
+        a, b = make(), make()
+        seen = []
+        a.register_post_accumulate_grad_hook(lambda p: seen.append(("a", None if p.grad is None else p.grad.tolist())))
+        b.register_post_accumulate_grad_hook(lambda p: seen.append(("b", None if p.grad is None else p.grad.tolist())))
+        Function = tg.autograd.Function if lib is tg else torch.autograd.Function
+        PassOn = type("PassOn", (Function,), {"forward": _PassOn.forward, "backward": _PassOn.backward})
+        x, _ = PassOn.apply(a * lib.ones(2), b * lib.ones(2))
+        x.sum().backward()
+        return seen
+    theirs = run(torch, True)
+    assert theirs == [("b", None), ("a", [1.0, 1.0])]
+    assert run(tg, True) == theirs       # torch tensors as leaves of teachgrad's graph
+    assert run(tg, False) == theirs      # teachgrad's own leaves

@@ -157,6 +157,8 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
             if plain and isinstance(node, AccumulateGrad) and not (node._has_hooks or node._tensor_pre_hooks):
                 if grad_outputs[0] is not None:          # a leaf without hooks: its gradient added into `.grad`
                     node.apply(grad_outputs[0], owned=node in watch.owned)
+                else:                                    # reached without one: `.grad` unchanged, but torch runs
+                    node.no_gradient()                   # the post-accumulate-grad hooks all the same
                 continue                                 # (it has no edges, and nothing saved to release)
             if plain and isinstance(node, BackwardNode) and not node._has_hooks:
                 grad_inputs = call_node(node, grad_outputs)   # an op's node without hooks
@@ -221,6 +223,8 @@ def _call_function(node: Node, grad_outputs: list, watch: _Watch) -> tuple[list,
         if isinstance(node, AccumulateGrad):
             if grad_outputs[0] is not None:
                 node.apply(grad_outputs[0], owned=not hooked and node in watch.owned)
+            else:
+                node.no_gradient()
             grad_inputs = ()
         else:
             grad_inputs = call_node(node, grad_outputs)

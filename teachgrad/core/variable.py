@@ -271,6 +271,10 @@ class TorchAccumulateGrad(AccumulateGrad):
             torch_leaves.call_post_accumulate_grad_hooks(tensor)
         return ()
 
+    def no_gradient(self):
+        if self.variable._post_accumulate_grad_hooks:
+            torch_leaves.call_post_accumulate_grad_hooks(self.variable)
+
 
 TorchAccumulateGrad.__name__ = TorchAccumulateGrad.__qualname__ = "AccumulateGrad"   # its name in torch
 

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator
 import torch
 import torch.distributed as dist
 
+from ...autograd.function import Function
 from .reducer import DEFAULT_FIRST_BUCKET_BYTES, Reducer, compute_bucket_assignment_by_size
 
 DEFAULT_BUCKET_CAP_MB = 25
@@ -118,6 +119,8 @@ class DistributedDataParallel(torch.nn.Module):
             self.reducer.prepare_for_backward(_find_variables(output) if self.find_unused_parameters else [])
         else:
             self.require_forward_param_sync = False
+        if self.find_unused_parameters:
+            output = _through_sink(output)
         return output
 
     @contextlib.contextmanager
@@ -145,6 +148,39 @@ class DistributedDataParallel(torch.nn.Module):
         if self.reducer.comm_hook is not None:
             raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
         self.reducer.comm_hook = (hook, state)
+
+
+class _DDPSink(Function):
+    """torch's _DDPSink: with find_unused_parameters, the outputs pass through one node, so that an output left out
+    of the loss still gets a gradient, None, from it; backward then reaches that output's parameters without a
+    gradient, their post-accumulate-grad hooks run all the same, and the reducer counts them ready."""
+
+    @staticmethod
+    def forward(ctx: Any, *outputs: torch.Tensor) -> tuple:
+        ctx.set_materialize_grads(False)
+        return tuple(t.clone() for t in outputs)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> tuple:
+        return grads
+
+
+def _through_sink(output: Any) -> Any:
+    """The module's output with each Variable that has a grad_fn replaced by its copy through one _DDPSink."""
+    recorded = [v for v in _find_variables(output) if getattr(v, "grad_fn", None) is not None]
+    if not recorded:
+        return output
+    passed = dict(zip(map(id, recorded), _DDPSink.apply(*recorded)))
+
+    def rebuild(item):
+        if isinstance(item, tuple) and hasattr(item, "_fields"):   # a namedtuple
+            return type(item)(*(rebuild(i) for i in item))
+        if isinstance(item, (list, tuple)):
+            return type(item)(rebuild(i) for i in item)
+        if isinstance(item, dict):
+            return {k: rebuild(v) for k, v in item.items()}
+        return passed.get(id(item), item)
+    return rebuild(output)
 
 
 def _find_variables(output: Any) -> list:
