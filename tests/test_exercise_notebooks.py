@@ -25,7 +25,8 @@ PRESENT = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 WITH_EXERCISES = ["00_why_autograd", "01_forward_and_backward", "02_variables_and_functions", "03_graph_and_engine",
                   "04_build_your_own_engine", "05_gradient_accumulation", "06_retain_graph", "07_no_grad_and_detach",
                   "10_single_layer_network", "11_custom_functions", "12_training", "13_higher_order", "16_devices",
-                  "17_backprop_by_hand", "18_function_transforms", "19_attention_and_a_small_gpt"]
+                  "17_backprop_by_hand", "18_function_transforms", "19_attention_and_a_small_gpt",
+                  "23_data_parallel"]
 WITH_EXERCISES = [name for name in WITH_EXERCISES if name in PRESENT] + \
     [name for name in PRESENT if name not in WITH_EXERCISES and '"check"' in (NOTEBOOKS / f"{name}.ipynb").read_text()]
 

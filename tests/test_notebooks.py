@@ -10,7 +10,8 @@ SERIES = ["00_why_autograd", "01_forward_and_backward", "02_variables_and_functi
           "04_build_your_own_engine", "05_gradient_accumulation", "06_retain_graph", "07_no_grad_and_detach",
           "08_inplace_and_views", "09_anomaly_and_inference_mode", "10_single_layer_network",
           "11_custom_functions", "12_training", "13_higher_order", "14_forward_mode", "15_memory", "16_devices",
-          "17_backprop_by_hand", "18_function_transforms", "19_attention_and_a_small_gpt"]
+          "17_backprop_by_hand", "18_function_transforms", "19_attention_and_a_small_gpt",
+          "23_data_parallel"]
 PRESENT = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 

@@ -213,3 +213,22 @@ def test_19_derives_softmax_masks_attention_and_trains_a_gpt_under_both_librarie
     plots = [o for c in nb.cells if c.cell_type == "code" and "losses_t" in c.source and "plot" in c.source
              for o in c.outputs if "image/png" in o.get("data", {})]
     assert plots, "no plot of the two loss curves"
+
+
+def test_23_starts_ranks_averages_in_hooks_draws_the_overlap_and_checks_against_torchs_ddp():
+    nb = _load("23_data_parallel")
+    prose, printed = _prose(nb), _printed(nb)
+    for words in ("fork", "all-reduce", "register_post_accumulate_grad_hook", "buckets", "bucket_cap_mb",
+                  "asynchronous", "queue_callback", "torch's own `DistributedDataParallel`"):
+        assert words in prose, words
+    for line in ("rank 0: [1.0, 10.0] -> [3.0, 30.0]", "their average is the whole batch's gradient (within 1e-6): True",
+                 "the ranks' gradients are equal: True", "all-reduces in one backward, per rank: 6",
+                 "after 3 gradients: all-reduce starts (0)", "after 8 gradients: end of backward",
+                 "rank 1: gradients equal torch's DDP's at every step: True, parameters: True; as one process on "
+                 "the whole batch: True", "cannot train a model that runs on teachgrad"):
+        assert line in printed, line
+    timeline = [o for c in nb.cells if c.cell_type == "code" and "barh" in c.source
+                for o in c.outputs if "image/png" in o.get("data", {})]
+    assert timeline, "no timeline drawn"
+    checks = [c.source for c in nb.cells if "check" in _tags(c)]
+    assert checks == ["check_bucketed_reducer(bucketed_reducer)"]

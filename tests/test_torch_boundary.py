@@ -175,16 +175,37 @@ def test_create_graph_with_a_torch_leaf_is_refused():
         tg.autograd.grad((t * v).sum(), t, create_graph=True)
 
 
-@pytest.mark.parametrize("register", [
-    lambda t: t.register_hook(lambda g: g * 100),
-    lambda t: t.register_post_accumulate_grad_hook(lambda p: None),
-])
-def test_hooks_registered_through_torch_are_refused(register):
+def test_hooks_registered_through_torch_are_refused():
     t = torch.tensor([1.0, 2.0], requires_grad=True)
-    register(t)
+    t.register_hook(lambda g: g * 100)
     v = tg.tensor([3.0, 4.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="teachgrad's engine does not run torch's hooks"):
         (t * v).sum().backward()
+
+
+def test_post_accumulate_grad_hooks_registered_through_torch_run_as_torch_runs_them():
+    """torch's AccumulateGrad calls them with the tensor once its .grad holds the sum, in the order registered,
+    on every backward (the optimizer-in-backward pattern, and teachgrad.nn.parallel's reducer, rely on it)."""
+    def run(lib):
+        t = torch.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        t.register_post_accumulate_grad_hook(lambda p: seen.append(("first", p is t, p.grad.tolist())))
+        handle = t.register_post_accumulate_grad_hook(lambda p: seen.append(("second", p.grad.tolist())))
+        v = lib.tensor([3.0, 4.0], requires_grad=True)
+        (t * v + t).sum().backward()
+        handle.remove()
+        (t * t).sum().backward()
+        return seen
+    assert run(tg) == run(torch) == [("first", True, [4.0, 5.0]), ("second", [4.0, 5.0]),
+                                     ("first", True, [6.0, 9.0])]
+
+
+def test_a_post_accumulate_grad_hook_registered_through_torch_must_return_none():
+    for lib in (torch, tg):
+        t = torch.tensor([1.0, 2.0], requires_grad=True)
+        t.register_post_accumulate_grad_hook(lambda p: p.grad)
+        with pytest.raises(RuntimeError, match="Tensor post accumulate grad hooks should return None."):
+            (t * lib.tensor([3.0, 4.0])).sum().backward()
 
 
 def test_a_module_using_an_op_teachgrad_lacks_keeps_the_clear_type_error():
@@ -363,3 +384,34 @@ def test_random_graphs_mixing_torch_leaves_and_variables(graph):
         assert (type(g) is torch.Tensor) if own else isinstance(g, tg.Variable)
         data = g.data if isinstance(g, tg.Variable) else g
         torch.testing.assert_close(data, expected, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+class _PassOn(torch.autograd.Function):
+    """Two outputs, None left as None (no zeros made): the second input's leaf is reached without a gradient."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.set_materialize_grads(False)
+        return x.clone(), y.clone()
+
+    @staticmethod
+    def backward(ctx, gx, gy):
+        return gx, gy
+
+
+def test_post_accumulate_grad_hooks_run_on_a_leaf_reached_without_a_gradient_as_torch_runs_them():
+    def run(lib, torch_leaves):
+        make = (lambda: torch.ones(2, requires_grad=True)) if torch_leaves else (lambda: lib.ones(2, requires_grad=True))
+        a, b = make(), make()
+        seen = []
+        a.register_post_accumulate_grad_hook(lambda p: seen.append(("a", None if p.grad is None else p.grad.tolist())))
+        b.register_post_accumulate_grad_hook(lambda p: seen.append(("b", None if p.grad is None else p.grad.tolist())))
+        Function = tg.autograd.Function if lib is tg else torch.autograd.Function
+        PassOn = type("PassOn", (Function,), {"forward": _PassOn.forward, "backward": _PassOn.backward})
+        x, _ = PassOn.apply(a * lib.ones(2), b * lib.ones(2))
+        x.sum().backward()
+        return seen
+    theirs = run(torch, True)
+    assert theirs == [("b", None), ("a", [1.0, 1.0])]
+    assert run(tg, True) == theirs       # torch tensors as leaves of teachgrad's graph
+    assert run(tg, False) == theirs      # teachgrad's own leaves

@@ -11,6 +11,8 @@
    (unless `retain_graph`). A node without hooks, while no profiler, recorder or anomaly mode
    watches, is run by the loop itself: the same steps in fewer Python calls.
 4. A leaf's `AccumulateGrad` adds what reaches it into `.grad`.
+5. Once the last node has run, the callbacks queued during the pass run, in order (`queue_callback`, as
+   torch's `Variable._execution_engine.queue_callback`).
 
 A leaf's first gradient is copied into `.grad`, unless the engine knows nobody else holds that
 tensor (a built-in op has just computed it): then the leaf keeps it as it is, as torch does.
@@ -31,8 +33,9 @@ from .node import AccumulateGrad, BackwardNode, Node
 from ..rules.backward_arguments import (BATCHED_CREATE_GRAPH, ONLY_INPUTS_IGNORED, as_tuple, batched_grad_outputs,
                                         checked_grad_call, checked_inputs, grad_results, make_grads)
 from ..rules.grad_layout import track_owner
-from ..rules.graph_task import graph_task, record_step, recorders, share_with_task
-from ..rules.graph_task import Step, current_graph_task, record_backward, will_engine_execute_node  # noqa: F401 (engine's API)
+from ..rules.graph_task import graph_task, record_step, recorders, run_final_callbacks, share_with_task
+from ..rules.graph_task import (Step, current_graph_task, queue_callback, record_backward,  # noqa: F401 (engine's API)
+                                will_engine_execute_node)
 from ..rules.hooks import call_post_hooks, call_pre_hooks, call_tensor_pre_hooks
 from ..rules.validate_outputs import fitted, wrong_number_message
 from ..rules import variable_class
@@ -154,6 +157,8 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
             if plain and isinstance(node, AccumulateGrad) and not (node._has_hooks or node._tensor_pre_hooks):
                 if grad_outputs[0] is not None:          # a leaf without hooks: its gradient added into `.grad`
                     node.apply(grad_outputs[0], owned=node in watch.owned)
+                else:                                    # reached without one: `.grad` unchanged, but torch runs
+                    node.no_gradient()                   # the post-accumulate-grad hooks all the same
                 continue                                 # (it has no edges, and nothing saved to release)
             if plain and isinstance(node, BackwardNode) and not node._has_hooks:
                 grad_inputs = call_node(node, grad_outputs)   # an op's node without hooks
@@ -178,7 +183,21 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
                     heappush(ready, (-next_node._sequence_nr, next(order), next_node))
     finally:
         grad_mode.set_enabled(was_enabled)
+    if "final_callbacks" in task.graph:                  # queue_callback was called during this pass
+        run_final_callbacks(task)
     return captured
+
+
+class _ExecutionEngine:
+    """torch's `Variable._execution_engine`, the one engine, for what code asks it: `queue_callback(fn)` runs
+    `fn()` at the end of the backward pass running now (raises outside one)."""
+
+    @staticmethod
+    def queue_callback(callback: Any) -> None:
+        queue_callback(callback)
+
+
+execution_engine = _ExecutionEngine()
 
 
 class _Watch:
@@ -205,6 +224,8 @@ def _call_function(node: Node, grad_outputs: list, watch: _Watch) -> tuple[list,
         if isinstance(node, AccumulateGrad):
             if grad_outputs[0] is not None:
                 node.apply(grad_outputs[0], owned=not hooked and node in watch.owned)
+            else:
+                node.no_gradient()
             grad_inputs = ()
         else:
             grad_inputs = call_node(node, grad_outputs)

@@ -182,5 +182,12 @@ class AccumulateGrad(Node):
             call_post_accumulate_grad_hooks(variable, hooks)
         return ()
 
+    def no_gradient(self) -> None:
+        """Reached by backward without a gradient (a node sent None on this edge): `.grad` stays as it is, and the
+        post-accumulate-grad hooks run all the same, as torch's engine runs them (a reducer counts on it)."""
+        hooks = getattr(self.variable, "_post_accumulate_grad_hooks", None)
+        if hooks:
+            call_post_accumulate_grad_hooks(self.variable, hooks)
+
 
 _accumulate_lock = threading.Lock()

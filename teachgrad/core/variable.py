@@ -40,6 +40,7 @@ class Variable(TensorMethods, TorchMethods):
                  "_post_accumulate_grad_hooks")   # (None for a Variable made by the user, unset for one an op made:
                                                   # read with getattr)
     __hash__ = object.__hash__
+    _execution_engine = engine.execution_engine   # torch's Variable._execution_engine (queue_callback)
 
     def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
         if isinstance(data, Variable):
@@ -265,9 +266,16 @@ class TorchAccumulateGrad(AccumulateGrad):
 
     def apply(self, grad, owned=False):
         """Add `grad` into the tensor's own `.grad` (under the lock, as AccumulateGrad.apply)."""
+        tensor = self.variable
         with _accumulate_lock:
-            torch_leaves.accumulate(self.variable, grad, owned)
+            torch_leaves.accumulate(tensor, grad, owned)
+        if tensor._post_accumulate_grad_hooks:   # registered through torch: run as torch's AccumulateGrad runs them
+            torch_leaves.call_post_accumulate_grad_hooks(tensor)
         return ()
+
+    def no_gradient(self):
+        if self.variable._post_accumulate_grad_hooks:
+            torch_leaves.call_post_accumulate_grad_hooks(self.variable)
 
 
 TorchAccumulateGrad.__name__ = TorchAccumulateGrad.__qualname__ = "AccumulateGrad"   # its name in torch

@@ -39,6 +39,7 @@ from .nb17_backprop_by_hand import (BACKPROP_NAMES, ROUND_OFF, backprop_problem,
                                     compare_table)
 from .nb18_function_transforms import check_mm_batch_rule, check_vjp_from_jvps
 from .nb19_attention_and_a_small_gpt import check_attention_backward, check_softmax_backward
+from .nb23_data_parallel import check_bucketed_reducer
 
 __all__ = ["Verdict", "check_dg", "check_grads", "check_predictions", "check_count_and_sum", "check_my_grad",
            "check_scale", "check_second_backward", "check_frozen_loss", "check_w_grad", "check_xsinx",
@@ -46,4 +47,4 @@ __all__ = ["Verdict", "check_dg", "check_grads", "check_predictions", "check_cou
            "random_graph", "diamond_chain", "compare_table", "check_normalize_rows", "check_half_hooks",
            "check_jacobian_by_columns", "check_topo_grad", "deep_chain", "check_view_write", "view_write",
            "check_mm_batch_rule", "check_vjp_from_jvps",
-           "check_softmax_backward", "check_attention_backward"]
+           "check_softmax_backward", "check_attention_backward", "check_bucketed_reducer"]

@@ -3,10 +3,12 @@
 - `current_graph_task()`: the pass running in this thread (a checkpoint recomputes its segment once per pass);
 - `will_engine_execute_node(node)`: whether that pass runs `node` (torch._C._will_engine_execute_node, which
   `register_multi_grad_hook` asks);
-- `record_backward()`: every node the engine runs, in order, as `Step`s (what the notebooks draw and print).
+- `record_backward()`: every node the engine runs, in order, as `Step`s (what the notebooks draw and print);
+- `queue_callback(fn)`: `fn()` runs once this pass has run its last node (torch's
+  `Variable._execution_engine.queue_callback`: a data-parallel reducer waits there for its last all-reduce).
 
 Guarded by tests/test_autograd_api.py (multi-grad hooks), tests/test_checkpoint.py (one recomputation per
-pass) and tests/test_engine.py, tests/test_engine_fidelity.py (record_backward).
+pass), tests/test_engine.py, tests/test_engine_fidelity.py (record_backward) and tests/test_queue_callback.py.
 """
 import contextlib
 import itertools
@@ -86,6 +88,25 @@ def record_backward():
         yield steps
     finally:
         recorders[:] = [r for r in recorders if r is not steps]
+
+
+def queue_callback(callback):
+    """Run `callback()` when the backward pass running now in this thread has run its last node, after the
+    callbacks queued before it (one queued by a callback runs too), as torch's engine runs its final callbacks.
+    Kept in the pass's own dict, made only when something is queued: a pass with none pays one lookup."""
+    task = current_graph_task()
+    if task is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    task.graph.setdefault("final_callbacks", []).append(callback)
+
+
+def run_final_callbacks(task):
+    """The callbacks queued during `task`, in order, those they queue included (torch's exec_post_processing)."""
+    callbacks = task.graph["final_callbacks"]
+    i = 0
+    while i < len(callbacks):
+        callbacks[i]()
+        i += 1
 
 
 def share_with_task(task, buffers, dependencies, execute, capture):

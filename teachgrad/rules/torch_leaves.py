@@ -14,13 +14,20 @@ edge leads to the one `AccumulateGrad` node of that tensor, which adds the gradi
 own `.grad` as torch's does: the first gradient stored (copied unless nobody else holds it), later
 ones added in place.
 
-What teachgrad cannot do as torch does, it refuses, saying why: a torch tensor computed by torch's
-autograd (it has a grad_fn), a `.grad` that records a graph (create_graph=True), and hooks registered
-on the tensor through torch.
+Hooks registered through torch's `register_post_accumulate_grad_hook` run after the tensor's `.grad` is
+filled, as torch's AccumulateGrad runs them (an optimizer step in backward, a data-parallel reducer).
 
-Guarded by tests/test_torch_boundary.py (nn.Parameters' gradients, torch.optim, the refusals).
+What teachgrad cannot do as torch does, it refuses, saying why: a torch tensor computed by torch's
+autograd (it has a grad_fn), a `.grad` that records a graph (create_graph=True), hooks registered on the
+tensor through torch's `register_hook`, and a module run inside torch's own `DistributedDataParallel`
+(its reducer waits on hooks in torch's engine, which never runs for teachgrad's graph: each process would
+keep its own gradient; teachgrad.nn.parallel.DistributedDataParallel does the same work on teachgrad's engine).
+
+Guarded by tests/test_torch_boundary.py (nn.Parameters' gradients, torch.optim, the refusals) and
+tests/test_data_parallel.py (torch's DistributedDataParallel refused).
 """
 import torch
+from torch.nn.parallel import DistributedDataParallel as TorchDDP
 
 from . import grad_layout, grad_mode
 from . import variable_class
@@ -37,15 +44,23 @@ CREATE_GRAPH = (
     "(tg.tensor(...) or tg.Variable(t.detach(), requires_grad=True)), or backward without create_graph"
 )
 TORCH_HOOKS = (
-    "a hook was registered on this torch tensor through torch (Tensor.register_hook or "
-    "register_post_accumulate_grad_hook), and teachgrad's engine does not run torch's hooks: remove it "
-    "(handle.remove()), or keep the leaf as a teachgrad Variable and register the hook there"
+    "a hook was registered on this torch tensor through torch (Tensor.register_hook), and teachgrad's engine "
+    "does not run torch's hooks: remove it (handle.remove()), or keep the leaf as a teachgrad Variable and "
+    "register the hook there"
+)
+TORCH_DDP = (
+    "torch.nn.parallel.DistributedDataParallel cannot train a model that runs on teachgrad: torch's reducer "
+    "all-reduces gradients from hooks in torch's own autograd engine, which never runs for teachgrad's graph, so "
+    "every process would silently keep its own gradient. Wrap the model in "
+    "teachgrad.nn.parallel.DistributedDataParallel instead (the same arguments): it reduces on teachgrad's engine"
 )
 
 def leaf(tensor):
     """The Variable that stands for `tensor` (a torch tensor that requires grad) inside a teachgrad op."""
     if tensor.grad_fn is not None:
         raise RuntimeError(NOT_A_LEAF.format(tensor.grad_fn.name()))
+    if TorchDDP._active_ddp_module is not None:   # inside torch's DDP forward (set by its _inside_ddp_forward)
+        raise RuntimeError(TORCH_DDP)
     stand_in = variable_class.TorchLeaf._make(tensor.detach())   # shares storage and version counter: no copy
     stand_in._requires_grad = True
     stand_in.tensor = tensor
@@ -77,7 +92,15 @@ def accumulate(tensor, grad, owned):
 
 
 def check_no_torch_hooks(tensor):
-    """A torch leaf has no teachgrad hooks (None); hooks registered through torch are refused."""
-    if tensor._backward_hooks or getattr(tensor, "_post_accumulate_grad_hooks", None):
+    """A torch leaf has no teachgrad hooks (None); hooks registered through torch's register_hook are refused."""
+    if tensor._backward_hooks:
         raise RuntimeError(TORCH_HOOKS)
     return None
+
+
+def call_post_accumulate_grad_hooks(tensor):
+    """The hooks registered with torch's `tensor.register_post_accumulate_grad_hook`, each given the tensor once
+    its `.grad` holds the new gradient, in the order they were registered; as torch, each must return None."""
+    for hook in list(tensor._post_accumulate_grad_hooks.values()):
+        if hook(tensor) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
