@@ -6,7 +6,8 @@ from typing import Callable
 import torch
 
 import teachgrad as tg
-from ._verdicts import Verdict, _correct, _not_yet, _raised, _number, _close
+from ._method import refusal
+from ._verdicts import Verdict, _correct, _not_yet, _raised, _number, _close, _watched
 
 __all__ = ["check_dg"]
 
@@ -27,14 +28,14 @@ def check_dg(dg: Callable, hint: int = 1) -> Verdict:
         x_t = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
         _g(x_t).backward()
         tg.check.agree(x, x_t, "x", quiet=True)
-        try:
-            answer = dg(x0)
-        except (TypeError, AttributeError):   # written for tensors (torch.sin, x.sin()): give it a tensor
-            try:
-                answer = dg(torch.tensor(x0, dtype=torch.float64))
-            except Exception as error:
-                return _not_yet(_raised("dg", error), hints, hint, "check_dg(dg, hint=2)")
-        except Exception as error:
+        answer, error, watch = _watched(dg, x0)
+        if isinstance(error, (TypeError, AttributeError)):  # written for tensors (torch.sin, x.sin()): a tensor
+            answer, error, watch = _watched(dg, torch.tensor(x0, dtype=torch.float64))
+        refused = watch.refused(("reverse", "forward"))
+        if refused is not None:
+            return _not_yet(refusal("dg", refused, "here g'(x) is yours, by the chain rule"), hints, hint,
+                            "check_dg(dg, hint=2)")
+        if error is not None:
             return _not_yet(_raised("dg", error), hints, hint, "check_dg(dg, hint=2)")
         if answer is None:
             return _not_yet("dg returns None; write g'(x) as a formula in x", hints, hint, "check_dg(dg, hint=2)")

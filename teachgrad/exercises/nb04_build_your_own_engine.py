@@ -8,7 +8,8 @@ import torch
 
 import teachgrad as tg
 from ._graphs import DEEP, _CountCalls, deep_chain, diamond_chain, random_graph
-from ._verdicts import Verdict, _AutogradWatch, _correct, _not_yet, _raised, _tensor
+from ._method import Watch, refusal
+from ._verdicts import Verdict, _correct, _not_yet, _raised, _tensor
 
 __all__ = ["check_my_grad", "check_topo_grad"]
 
@@ -45,12 +46,12 @@ def _ran_twice(counter: "_CountCalls", rule: str) -> str | None:
     return f"the numbers are right but {twice[0].name()} ran {counter.calls[twice[0]]} times: {rule}"
 
 
-def _called_an_engine(watch: _AutogradWatch, fn_name: str) -> str | None:
+def _called_an_engine(watch: Watch, fn_name: str) -> str | None:
     """Why an engine that hands the work to a library's engine is not yet one (None when it did not)."""
-    if watch.used is None:
+    refused = watch.refused(("reverse",))
+    if refused is None:
         return None
-    return (f"{fn_name} called {watch.used}: the exercise is to write that engine,\n"
-            "      running each node yourself")
+    return refusal(fn_name, refused, "the exercise is to write that engine, running each node yourself")
 
 
 # The graphs both engine checks run a learner's engine on: (what the verdict calls it, how to make it in a library)
@@ -63,7 +64,7 @@ def _engine_problem(engine: Callable, fn_name: str, root: Any, leaves: Any, expe
     """Run a learner's engine on one graph: what is not yet right about it (or None), in the order a learner
     meets it: it raised (or went past the recursion limit), it called a library's engine, a leaf's gradient is
     wrong, a node ran twice."""
-    watch = _AutogradWatch()
+    watch = Watch()
     try:
         with _CountCalls() as counter, watch:
             got = engine(root, leaves)
@@ -96,7 +97,7 @@ def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
     for seed in range(3):
         root_t, leaves_t = random_graph(torch, seed)
         expected_t = torch.autograd.grad(root_t, leaves_t, retain_graph=True)
-        watch = _AutogradWatch()
+        watch = Watch()
         try:
             with watch:
                 got_t = my_grad(root_t, leaves_t)
@@ -201,7 +202,7 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
     for seed in range(3):             # torch's own graphs: the same two functions must work on its nodes
         root_t, leaves_t = random_graph(torch, seed)
         expected_t = torch.autograd.grad(root_t, leaves_t, retain_graph=True)
-        watch = _AutogradWatch()
+        watch = Watch()
         try:
             problem = _order_problem(topological_order(root_t), root_t)
             with watch:
