@@ -665,7 +665,7 @@ def _no_mask(q, k, v, d_out):
 def test_19_attention_backward_wrong_answers_get_a_hint(wrong):
     verdict = ex.check_attention_backward(wrong)
     assert _not_yet(verdict), verdict.message
-    assert "dSᵀ" not in verdict.message and "dSᵀ" in ex.check_attention_backward(wrong, hint=2).message
+    assert "A @ B" not in verdict.message and "A @ B" in ex.check_attention_backward(wrong, hint=2).message
 
 
 def test_19_attention_backward_names_the_gradient_that_is_wrong():

@@ -86,7 +86,7 @@ def graded(tmp_path_factory):
     done = nbgrader("generate_assignment", make_student.ASSIGNMENT, "--force")
     assert done.returncode == 0, done.stdout + done.stderr
     release = course / "release" / make_student.ASSIGNMENT
-    for who in ("right", "wrong"):
+    for who in ("right", "wrong", "redefined"):
         folder = course / "submitted" / who / make_student.ASSIGNMENT
         folder.mkdir(parents=True)
         for name in GRADED:
@@ -97,22 +97,30 @@ def graded(tmp_path_factory):
                     answer = source.cells[exercise.answer]
                     cell = next(c for c in nb.cells if c.source == answer.source)
                     cell.source = make_student.right_answer(source, exercise, source.cells[exercise.solution].source)
+            if who == "redefined":             # the stub, and the check defined again to say "correct"
+                source = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+                for exercise in make_student.find_exercises(source):
+                    cell = next(c for c in nb.cells if c.source == source.cells[exercise.answer].source)
+                    cell.source += (f"\n\nclass Right:\n    message = 'correct'\n\n    def __bool__(self):\n"
+                                    f"        return True\n\n\ndef {exercise.checker}(*args, **kwargs):\n"
+                                    "    return Right()\n")
             nbformat.write(nb, folder / f"{name}.ipynb")
     # `nbgrader validate` (what a student runs before submitting) only reads its submitted notebook and runs
     # it in a kernel of its own, so the six run side by side with each other and with autograde instead of
     # one after another (about 15 s each, half of this module's time); each still gets its own output.
-    submissions = [(who, name) for who in ("right", "wrong") for name in GRADED]
+    submissions = [(who, name) for who in ("right", "wrong") for name in GRADED]   # (validate: not "redefined")
     with ThreadPoolExecutor(max_workers=min(len(submissions), max(2, os.cpu_count() or 1))) as pool:
         validating = {(who, name): pool.submit(nbgrader, "validate", str(
             course / "submitted" / who / make_student.ASSIGNMENT / f"{name}.ipynb")) for who, name in submissions}
         done = nbgrader("autograde", make_student.ASSIGNMENT, "--create", "--force")
         assert done.returncode == 0, done.stdout + done.stderr
+        autograde_log = done.stdout + done.stderr
         report = subprocess.run([str(venv / "bin" / "python"), "-c", SCORES], cwd=course, env=env,
                                 capture_output=True, text=True, check=True)
         scores = json.loads(report.stdout)
         validated = {key: future.result().stdout + future.result().stderr for key, future in validating.items()}
     print(json.dumps(scores, indent=1))
-    return course, scores, validated, student
+    return course, scores, validated, student, autograde_log
 
 
 SCORES = """
@@ -129,7 +137,7 @@ print(json.dumps(scores))
 
 @pytest.mark.parametrize("name", GRADED)
 def test_right_answers_get_full_marks_and_wrong_ones_fewer(graded, name):
-    _, scores, _, _ = graded
+    _, scores, _, _, _ = graded
     right, most = scores[f"right/{name}"]
     wrong, _ = scores[f"wrong/{name}"]
     exercises = len(make_student.find_exercises(nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)))
@@ -139,8 +147,20 @@ def test_right_answers_get_full_marks_and_wrong_ones_fewer(graded, name):
 
 
 @pytest.mark.parametrize("name", GRADED)
+def test_a_check_defined_again_in_the_answer_cell_scores_nothing(graded, name):
+    _, scores, _, _, _ = graded
+    assert scores[f"redefined/{name}"][0] == 0, f"{name}: an answer that redefines the check scored {scores}"
+
+
+def test_autograde_warns_of_nothing(graded):
+    # a test cell whose last line is the verdict gave "cannot be converted to a float" on every right answer
+    *_, log = graded
+    assert "cannot be converted to a float" not in log and "[WARNING]" not in log, log[-3000:]
+
+
+@pytest.mark.parametrize("name", GRADED)
 def test_validate_passes_right_answers_and_fails_wrong_ones(graded, name):
-    _, _, validated, _ = graded
+    _, _, validated, _, _ = graded
     assert "Success! Your notebook passes all the tests." in validated["right", name], validated["right", name]
     assert "VALIDATION FAILED ON" in validated["wrong", name], validated["wrong", name]
     assert "not yet:" in validated["wrong", name], "the failure does not show the checker's verdict and hint"
@@ -148,7 +168,7 @@ def test_validate_passes_right_answers_and_fails_wrong_ones(graded, name):
 
 @pytest.mark.parametrize("name", GRADED)
 def test_make_student_gives_what_nbgrader_releases(graded, name, tmp_path):
-    course, _, _, _ = graded
+    course, _, _, _, _ = graded
     theirs = nbformat.read(course / "release" / make_student.ASSIGNMENT / f"{name}.ipynb", as_version=4)
     ours = make_student.release(nbformat.read(course / "source" / make_student.ASSIGNMENT / f"{name}.ipynb",
                                               as_version=4))
@@ -170,7 +190,7 @@ def test_make_student_gives_what_nbgrader_releases(graded, name, tmp_path):
 
 @pytest.mark.parametrize("name", GRADED)
 def test_the_course_and_the_student_edition_select_the_teachgrad_kernel(graded, name):
-    course, _, _, student = graded
+    course, _, _, student, _ = graded
     for path in (course / "source" / make_student.ASSIGNMENT / f"{name}.ipynb",
                  course / "release" / make_student.ASSIGNMENT / f"{name}.ipynb", student / f"{name}.ipynb"):
         kernelspec = nbformat.read(path, as_version=4).metadata.get("kernelspec", {})

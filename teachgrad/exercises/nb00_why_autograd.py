@@ -20,8 +20,8 @@ def check_dg(dg: Callable, hint: int = 1) -> Verdict:
     """dg(x) should be g'(x) for g(x) = exp(sin(3x)), at any float x."""
     hints = ("g is exp of something: the derivative of exp(u) is exp(u) times du/dx, and u = sin(3x) "
              "is itself a chain of two links.",
-             "name the links: v = 3x, u = sin(v), g = exp(u); multiply the three local derivatives "
-             "dg/du · du/dv · dv/dx, each written in terms of x.")
+             "name the links: v is 3x, u is the sine of v, g is the exponential of u; multiply the three "
+             "local derivatives dg/du · du/dv · dv/dx, each written in terms of x.")
     for x0 in (-1.0, -0.3, 0.0, 0.5, 1.2):
         x = tg.tensor(x0, dtype=torch.float64, requires_grad=True)
         _g(x).backward()

@@ -171,12 +171,10 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
     topo_grad(root, leaves) -> one gradient per leaf, as tg.grad gives, each node run once."""
     hints = ("a node's gradient is complete once every node that sends it one has run: list the nodes so that each "
              "comes before the nodes in its next_functions, then one pass down the list runs each node once.",
-             "depth-first search from root.grad_fn with your own stack of (node, expanded) pairs: the first time you "
-             "pop a node, push it back as expanded, then push its next_functions nodes you have not seen; when you "
-             "pop an expanded node, append it to a list. A node is appended only after every node below it, so the "
-             "list reversed starts at root.grad_fn. Then walk that order with a dict node -> summed gradient: take "
-             "the node's sum, run(node, grad), add each gradient it sends into its next node's entry; an "
-             "AccumulateGrad node's sum is its leaf's gradient.")
+             "a depth-first search can list a node only after every node below it: when? Run it from "
+             "root.grad_fn with a stack of your own (a node you come back to is finished), and ask which end "
+             "of that list root.grad_fn is at. Then one pass down the order, with a dict of summed gradients, "
+             "runs each node once with run(node, grad); an AccumulateGrad node's sum is its leaf's gradient.")
     call = "check_topo_grad(topological_order, topo_grad, hint=2)"
     cases = _GRAPHS + [(f"a chain {DEEP} nodes deep", lambda lib: deep_chain(lib, DEEP))]
     for name, make in cases:

@@ -28,9 +28,9 @@ def _jacobian_cases():
 def check_jacobian_by_columns(jacobian_by_columns: Callable, hint: int = 1) -> Verdict:
     """jacobian_by_columns(f, x) against torch.autograd.functional.jacobian, and made with forward mode."""
     hints = ("column j of the Jacobian is how f(x) moves when only x's element j moves: a tangent.",
-             "for each element j of x: open fwAD.dual_level(), give x the tangent that is 1 at j and 0 elsewhere "
-             "(shaped like x), read fwAD.unpack_dual(f(dual)).tangent; stack the columns on a new last "
-             "dimension and reshape to f(x).shape + x.shape.")
+             "one forward pass per element j of x, with x made dual: which tangent makes the output's tangent "
+             "column j? (fwAD.dual_level, make_dual and unpack_dual are the tools.) Stack the columns on a new "
+             "last dimension and reshape to f(x).shape + x.shape.")
     call = "check_jacobian_by_columns(jacobian_by_columns, hint=2)"
     for name, f, x0 in _jacobian_cases():
         expected = torch.autograd.functional.jacobian(f, x0.clone())

@@ -61,10 +61,11 @@ def _softmax_reference(lib, z: torch.Tensor, g: torch.Tensor, dim: int) -> torch
 
 def check_softmax_backward(softmax_backward: Callable, hint: int = 1) -> Verdict:
     """softmax_backward(p, g, dim) -> dL/dz, where p = softmax(z, dim) and g = dL/dp, on four problems."""
-    hints = ("write out entry i of the Jacobian times g, using ∂p_i/∂z_j = p_i·([i = j] − p_j):\n"
-             "      two terms; the second is the same for a whole slice along dim.",
-             "dz_i = p_i (g_i − Σ_j g_j p_j), the sum taken along dim and kept as a dimension of size 1\n"
-             "      (keepdim=True) so that it broadcasts back over the slice; no Jacobian is built.")
+    hints = ("take ∂p_i/∂z_j as the text above gives it, times g_i, summed over i:\n"
+             "      it splits into two terms; the second is the same for a whole slice along dim.",
+             "gᵀ J has two terms: p times g, and p times one number per slice along dim. Which number?\n"
+             "        Keep it as a dimension of size 1 (keepdim) so that it broadcasts back over the slice;\n"
+             "        the answer has p's shape, and no n × n matrix is needed on the way.")
     call = "check_softmax_backward(softmax_backward, hint=2)"
     for what, z, g, dim in _softmax_problems():
         expected = _softmax_reference(torch, z, g, dim)
@@ -126,9 +127,9 @@ def check_attention_backward(attention_backward: Callable, hint: int = 1) -> Ver
     """attention_backward(q, k, v, d_out) -> (dq, dk, dv) of one causal head, on two problems."""
     hints = ("go backwards one forward line at a time: out = P @ v, P = softmax of the scores,\n"
              "      the scores = q @ kᵀ / √d with the masked ones set to −inf.",
-             "dv = Pᵀ d_out and dP = d_out vᵀ (a matrix product's rule); dS = softmax's backward of dP\n"
-             "      along the last dim (masked entries come out 0 because P is 0 there);\n"
-             "      dq = dS k / √d and dk = dSᵀ q / √d.")
+             "two rules do all the work: a matrix product's (for C = A @ B, which products give the\n"
+             "        gradients of A and of B?) and softmax's backward, your first exercise, along each row.\n"
+             "        Which line does 1/√d belong to, and why do the masked entries need nothing extra?")
     call = "check_attention_backward(attention_backward, hint=2)"
     for seed, T, d in ((0, 5, 3), (1, 6, 4)):
         q, k, v, d_out = _attention_problem(seed, T, d)
