@@ -216,10 +216,11 @@ def clear_regions(source: str) -> str:
 
 
 def release(nb):
-    """What `nbgrader generate_assignment` gives for a source notebook: outputs cleared, solution
-    regions replaced, test cells locked, each graded cell's type noted (its `checksum` is left out:
+    """What `nbgrader generate_assignment` gives for a source notebook: outputs cleared (and the widgets'
+    saved state with them), solution regions replaced, test cells locked, each graded cell's type noted (its `checksum` is left out:
     nbgrader compares with the one in its own database)."""
     nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)   # the widgets' saved state: for a live kernel of the author's, not a release
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None

@@ -167,6 +167,14 @@ def test_nbgrader_form_has_one_place_to_answer_and_a_graded_check(name):
     assert len(ids) == len(set(ids))
 
 
+@pytest.mark.parametrize("name", PRESENT)
+def test_a_released_notebook_carries_no_widget_state(name):
+    # issue 45: the released 19 carried 46 KB of the author's widget state in its metadata
+    released = make_student.student_edition(NOTEBOOKS / f"{name}.ipynb")
+    assert "widgets" not in released.metadata, f"{name}: widget state in the student edition"
+    assert "application/vnd.jupyter.widget-view+json" not in json.dumps(released.cells)
+
+
 @pytest.mark.parametrize("name", WITH_EXERCISES)
 def test_a_graded_check_prints_its_verdict_and_returns_nothing(name):
     # a value the test cell returns is read by nbgrader's autograde as partial credit ("cannot be converted to
