@@ -188,6 +188,13 @@ def test_18_a_loop_over_samples_is_refused_however_it_multiplies(product):
     _refused(ex.check_mm_batch_rule(_loop(product)), "per sample")
 
 
+def test_18_a_loop_with_the_op_recording_turned_off_is_refused():
+    def unseen(*args):
+        with torch._C._DisableTorchDispatch():
+            return _loop(torch.mm)(*args)
+    _refused(ex.check_mm_batch_rule(unseen), "turned off")
+
+
 def test_18_a_right_rule_is_not_called_a_loop():
     verdict = ex.check_mm_batch_rule(_mm_rule)
     assert verdict and "one matrix product each" not in verdict.message, verdict.message

@@ -71,6 +71,10 @@ def _builtins() -> dict:
     return found
 
 
+_PYTHON_KEY = torch._C.DispatchKey.Python
+_dispatch_off = torch._C._dispatch_tls_is_dispatch_key_excluded
+
+
 class Watch:
     """A context manager that records what the code run inside it reached (see the module's docstring).
 
@@ -91,6 +95,8 @@ class Watch:
         self._mode = _Ops(self)
 
     def _profile(self, frame, event, arg):
+        if _dispatch_off(_PYTHON_KEY):        # torch._C._DisableTorchDispatch(): the ops would run unseen
+            self.used.setdefault("off", "torch._C._DisableTorchDispatch()")
         if event == "call":
             self._code.setdefault(frame.f_code)
         elif event == "c_call":
