@@ -195,3 +195,97 @@ def test_the_course_and_the_student_edition_select_the_teachgrad_kernel(graded, 
                  course / "release" / make_student.ASSIGNMENT / f"{name}.ipynb", student / f"{name}.ipynb"):
         kernelspec = nbformat.read(path, as_version=4).metadata.get("kernelspec", {})
         assert kernelspec.get("name") == "teachgrad", f"{path}: kernel {kernelspec.get('name')!r}"
+
+
+# --- docs/grading.md, step by step: release, fetch, submit, collect, autograde (one notebook, then all), feedback ---
+
+EXCHANGED = ["00_why_autograd", "05_gradient_accumulation"]   # two short notebooks: one assignment of two
+
+
+@pytest.fixture(scope="module")
+def exchanged(tmp_path_factory):
+    """The walk-through of docs/grading.md, run as written: a course of two notebooks through nbgrader's
+    exchange (a folder here), two students faked on one machine with --student, feedback fetched back."""
+    venv = nbgrader_venv()
+    tmp = tmp_path_factory.mktemp("exchange")
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_PATH", "JUPYTER_PREFER_ENV_PATH")}
+    env.update({"JUPYTER_CONFIG_DIR": str(tmp / "config"), "JUPYTER_DATA_DIR": str(tmp / "data"),
+                "OMP_NUM_THREADS": "1", "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"})
+    chosen, course, exchange = tmp / "notebooks", tmp / "course", tmp / "exchange"
+    chosen.mkdir()
+    exchange.mkdir()
+    for name in EXCHANGED:
+        shutil.copy(NOTEBOOKS / f"{name}.ipynb", chosen)
+    made = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_student.py"), str(chosen),
+                           str(tmp / "student"), str(course)], env=env, capture_output=True, text=True)
+    assert made.returncode == 0, made.stdout + made.stderr
+    ran = []
+
+    def nbgrader(*args, cwd=course):
+        result = subprocess.run(["nbgrader", *args, f"--Exchange.root={exchange}"], cwd=cwd, env=env,
+                                capture_output=True, text=True, timeout=1200)
+        ran.append((args, result.returncode, result.stdout + result.stderr))
+        assert result.returncode == 0, f"nbgrader {' '.join(args)}:\n{result.stdout}{result.stderr}"
+        return result.stdout + result.stderr
+
+    A = make_student.ASSIGNMENT
+    nbgrader("generate_assignment", A, "--force")
+    nbgrader("release_assignment", A, "--force")
+    for student in ("alice", "bob"):             # each in a home of their own
+        home = tmp / "home" / student
+        home.mkdir(parents=True)
+        nbgrader("fetch_assignment", A, f"--course={A}", cwd=home)
+        if student == "alice":                   # alice answers notebook 05's exercise; bob hands in the stubs
+            path = home / A / "05_gradient_accumulation.ipynb"
+            nb = nbformat.read(path, as_version=4)
+            source = nbformat.read(NOTEBOOKS / "05_gradient_accumulation.ipynb", as_version=4)
+            exercise, = make_student.find_exercises(source)
+            cell = next(c for c in nb.cells if c.source == source.cells[exercise.answer].source)
+            cell.source = make_student.right_answer(source, exercise, source.cells[exercise.solution].source)
+            nbformat.write(nb, path)
+        nbgrader("submit", A, f"--course={A}", f"--student={student}", cwd=home)
+    nbgrader("collect", A)
+    nbgrader("autograde", A, "--notebook=05_gradient_accumulation", "--create")
+    one = sorted(str(p.relative_to(course / "autograded")) for p in (course / "autograded").rglob("*.ipynb"))
+    nbgrader("autograde", A, "--force")
+    scores = _scores(venv, course, env)
+    nbgrader("generate_feedback", A, "--force")
+    nbgrader("release_feedback", A)
+    nbgrader("fetch_feedback", A, f"--course={A}", "--student=alice", cwd=tmp / "home" / "alice")
+    return {"course": course, "tmp": tmp, "one": one, "scores": scores, "ran": ran}
+
+
+def _scores(venv, course, env):
+    report = subprocess.run([str(venv / "bin" / "python"), "-c", SCORES], cwd=course, env=env,
+                            capture_output=True, text=True, check=True)
+    return json.loads(report.stdout)
+
+
+def test_the_exchange_walk_through_grades_each_faked_student_as_themselves(exchanged):
+    scores = exchanged["scores"]
+    assert sorted(scores) == sorted(f"{who}/{name}" for who in ("alice", "bob") for name in EXCHANGED), scores
+    assert scores["alice/05_gradient_accumulation"] == [1.0, 1.0], scores
+    assert scores["bob/05_gradient_accumulation"] == [0.0, 1.0], scores
+    assert all(scores[f"{who}/00_why_autograd"] == [0.0, 1.0] for who in ("alice", "bob")), scores
+    submitted = sorted(p.name for p in (exchanged["course"] / "submitted").iterdir())
+    assert submitted == ["alice", "bob"], f"the submissions came in as {submitted}, not as the students"
+
+
+def test_autograde_of_one_notebook_grades_only_that_notebook(exchanged):
+    assert exchanged["one"] == [f"{who}/{make_student.ASSIGNMENT}/05_gradient_accumulation.ipynb"
+                                for who in ("alice", "bob")], exchanged["one"]
+
+
+def test_feedback_reaches_the_student(exchanged):
+    feedback = list((exchanged["tmp"] / "home" / "alice" / make_student.ASSIGNMENT / "feedback").rglob("*.html"))
+    assert sorted({p.stem for p in feedback}) == EXCHANGED, feedback
+    assert "not yet" in next(p for p in feedback if p.stem == "00_why_autograd").read_text()
+
+
+def test_the_maximum_score_docs_grading_states_is_the_series(exchanged):
+    total = sum(len(make_student.find_exercises(nbformat.read(p, as_version=4))) * make_student.POINTS
+                for p in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+    docs = (ROOT / "docs" / "grading.md").read_text()
+    assert f"maximum {total} points" in docs, f"docs/grading.md should say the series is worth {total} points"
+    for args, _, _ in exchanged["ran"]:                 # every command the walk-through ran is in the docs
+        assert f"nbgrader {args[0]}" in docs, f"docs/grading.md never shows nbgrader {args[0]}"
