@@ -49,12 +49,9 @@ def test_errors_only_where_expected(name):
         assert bool(errors) == expected, f"{name}: cell {cell['source'][:60]!r} error={bool(errors)} expected={expected}"
 
 
-# Notebooks whose every cell runs a second time after Run All (issue 45: 19's cells 14 and 28 raised "Trying to
-# backward through the graph a second time"). The others still hold cells marked "Run this cell once" (a backward
-# that frees its graph): add a notebook here once its cells make their own forward pass again.
-RUN_TWICE = ["00_why_autograd", "04_build_your_own_engine", "05_gradient_accumulation", "07_no_grad_and_detach",
-             "08_inplace_and_views", "09_anomaly_and_inference_mode", "13_higher_order", "14_forward_mode",
-             "15_memory", "17_backprop_by_hand", "18_function_transforms", "19_attention_and_a_small_gpt"]
+# Every notebook's cells run a second time after Run All (issue 45: 19's cells 14 and 28 raised "Trying to backward
+# through the graph a second time"; a cell that calls backward makes its own forward pass first).
+RUN_TWICE = PRESENT
 
 
 @pytest.mark.notebooks
