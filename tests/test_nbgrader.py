@@ -12,6 +12,7 @@ and validated. The kernel is the one `make student` installs, named `teachgrad` 
 nbgrader's own virtualenv provides without teachgrad), and the course's notebooks select it.
 Set TEACHGRAD_NBGRADER_ALL=1 to grade every notebook of the series (slow).
 """
+import csv
 import importlib.util
 import json
 import os
@@ -249,6 +250,7 @@ def exchanged(tmp_path_factory):
     one = sorted(str(p.relative_to(course / "autograded")) for p in (course / "autograded").rglob("*.ipynb"))
     nbgrader("autograde", A, "--force")
     scores = _scores(venv, course, env)
+    nbgrader("export")                           # grades.csv
     nbgrader("generate_feedback", A, "--force")
     nbgrader("release_feedback", A)
     nbgrader("fetch_feedback", A, f"--course={A}", "--student=alice", cwd=tmp / "home" / "alice")
@@ -269,6 +271,9 @@ def test_the_exchange_walk_through_grades_each_faked_student_as_themselves(excha
     assert all(scores[f"{who}/00_why_autograd"] == [0.0, 1.0] for who in ("alice", "bob")), scores
     submitted = sorted(p.name for p in (exchanged["course"] / "submitted").iterdir())
     assert submitted == ["alice", "bob"], f"the submissions came in as {submitted}, not as the students"
+    with open(exchanged["course"] / "grades.csv") as grades:
+        rows = {(row["student_id"], row["score"]) for row in csv.DictReader(grades)}
+    assert rows == {("alice", "1.0"), ("bob", "0.0")}, rows
 
 
 def test_autograde_of_one_notebook_grades_only_that_notebook(exchanged):
