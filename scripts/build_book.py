@@ -270,6 +270,7 @@ def book_notebook(nb: dict, name: str, repository: str | None = None, binder: st
             "source": launch_note(name, repository, binder, ref)}
     first_markdown = next((i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "markdown"), -1)
     nb["cells"].insert(first_markdown + 1, note)
+    known = constants(nb)
     for cell in nb["cells"]:
         tags = cell.get("metadata", {}).get("tags", [])
         if "solution" in tags:
@@ -282,7 +283,7 @@ def book_notebook(nb: dict, name: str, repository: str | None = None, binder: st
         for output in cell.get("outputs", []):
             if output["output_type"] == "error":
                 output["traceback"] = short_traceback(output["traceback"])
-            _give_alt_text(cell, output)
+            _give_alt_text(cell, output, known)
     nb["metadata"].pop("widgets", None)   # the widgets' state is for a live kernel
     return nb
 
@@ -335,8 +336,29 @@ def without_solution_markers(source: str) -> str:
     return "\n".join(line for line in lines if line.strip() not in (SOLUTION_BEGIN, SOLUTION_END))
 
 
-def _give_alt_text(cell: dict, output: dict):
-    """A graph's <img> gets its nodes in order (from its DOT source); a plot, what its cell draws."""
+def constants(nb: dict) -> dict:
+    """The notebook's constants: names its code cells bind, at the top level, to a number or a string
+    (`STEPS = 300`), so that a plot's alt text can say 300 where its title has `{STEPS}`."""
+    found = {}
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        try:
+            tree = ast.parse(_text(cell["source"]))
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                    and isinstance(node.value.value, (int, float, str)) and not isinstance(node.value.value, bool):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        found[target.id] = node.value.value
+    return found
+
+
+def _give_alt_text(cell: dict, output: dict, known: dict | None = None):
+    """A graph's <img> gets its nodes in order (from its DOT source); a plot, what its cell draws (with the
+    notebook's constants, `known`, filled into its f-strings)."""
     data = output.get("data", {})
     html_image = _text(data.get("text/html", ""))
     if "image/svg+xml" in data and html_image.startswith("<img") and "digraph" in _text(data.get("text/plain", "")):
@@ -344,7 +366,7 @@ def _give_alt_text(cell: dict, output: dict):
         data["text/html"] = re.sub(r'alt="[^"]*"', lambda _: f'alt="{html.escape(alt)}"', html_image, count=1)
     elif "image/png" in data and cell["cell_type"] == "code":
         options = cell["metadata"].setdefault("mystnb", {}).setdefault("image", {})
-        options.setdefault("alt", plot_alt(_text(cell["source"])))
+        options.setdefault("alt", plot_alt(_text(cell["source"]), known))
 
 
 DOT_NODE = re.compile(r"^\s*(\w+)\s*\[(.*)\]\s*$")
@@ -377,8 +399,9 @@ PLOT_KINDS = {"plot": "lines", "scatter": "points", "contourf": "shaded regions"
               "bar": "bars", "hist": "a histogram", "imshow": "an image"}
 
 
-def plot_alt(source: str) -> str:
-    """What a matplotlib cell draws, from its calls: titles, axes, what is drawn, the legend."""
+def plot_alt(source: str, known: dict | None = None) -> str:
+    """What a matplotlib cell draws, from its calls: titles, axes, what is drawn, the legend. An f-string's
+    `{NAME}` is NAME's value where `known` has it (the notebook's constants), else the name itself."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -388,7 +411,7 @@ def plot_alt(source: str) -> str:
     for call in calls:   # in the order they are written
         func = call.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        first = _words(call.args[0]) if call.args else None
+        first = _words(call.args[0], known) if call.args else None
         if name in ("set_title", "title", "suptitle") and first:
             titles.append(first)
         elif name in ("set_xlabel", "xlabel") and first:
@@ -397,7 +420,7 @@ def plot_alt(source: str) -> str:
             ys.append(first)
         if name in PLOT_KINDS and PLOT_KINDS[name] not in kinds:
             kinds.append(PLOT_KINDS[name])
-        label = next((_words(k.value) for k in call.keywords if k.arg == "label"), None)
+        label = next((_words(k.value, known) for k in call.keywords if k.arg == "label"), None)
         if label and label not in labels:
             labels.append(label)
     text = "Plot: " + "; ".join(titles) + "." if titles else "Plot."
@@ -412,12 +435,17 @@ def plot_alt(source: str) -> str:
     return text
 
 
-def _words(node) -> str | None:
-    """A string argument as text: a plain string, or an f-string with each `{x}` shown as x."""
+def _words(node, known: dict | None = None) -> str | None:
+    """A string argument as text: a plain string, or an f-string with each `{x}` shown as x's value where
+    `known` has it, else as x."""
+    known = known or {}
+
+    def field(value):
+        return str(known[value.id]) if isinstance(value, ast.Name) and value.id in known else ast.unparse(value)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else ast.unparse(v.value) for v in node.values)
+        return "".join(v.value if isinstance(v, ast.Constant) else field(v.value) for v in node.values)
     return None
 
 

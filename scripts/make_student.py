@@ -15,9 +15,13 @@ From them this script writes:
   cell is an autograded test cell worth 1 point that asserts the checker's verdict, with the verdict
   (what is wrong, and the hint) as the assertion's message:
 
-      verdict = check_dg(dg)
+      from teachgrad.exercises.grading import fresh_check   # the check as teachgrad ships it
+      verdict = fresh_check("check_dg")(dg)
       assert verdict, verdict.message
-      verdict
+      print(verdict)
+
+  The check is loaded afresh from teachgrad's files (an answer cell that defines `check_dg` again changes
+  nothing), and the cell prints the verdict and returns nothing (a value would be read as partial credit).
 
   It is tagged `raises-exception`, so Run All in JupyterLab goes on past an exercise not yet solved.
 - the kernel `teachgrad`, this interpreter, installed for the user (`install_kernel`): the course's
@@ -47,6 +51,7 @@ ASSIGNMENT = "teachgrad"
 POINTS = 1                     # each exercise's check
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 HEADING = "## Solution"
+FRESH_IMPORT = "from teachgrad.exercises.grading import fresh_check   # the check as teachgrad ships it"
 
 # The kernel the course's notebooks (and the student edition) select. Not "python3": nbgrader runs from a
 # virtualenv of its own, whose own "python3" kernel (without teachgrad) Jupyter prefers to one installed with
@@ -159,12 +164,16 @@ def mark_exercises(nb, prefix: str) -> bool:
 
 
 def graded_check_source(check_source: str) -> str:
-    """The check as nbgrader's test: it shows the verdict, and fails with it when the answer is wrong.
-    Lines above the checker's call (a comment, say) stay as they are."""
+    """The check as nbgrader's test: it prints the verdict and returns nothing (nbgrader would read a value the
+    cell returns as partial credit), and fails with the verdict when the answer is wrong. The check comes from
+    `fresh_check`, loaded afresh from teachgrad's files, so an answer cell that defines the check again changes
+    nothing. Lines above the checker's call (a comment, say) stay as they are."""
+    checker, _ = check_call(check_source)
     lines = check_source.rstrip().split("\n")
     last = ast.parse(check_source).body[-1].lineno - 1
-    return "\n".join(lines[:last] + [f"verdict = {lines[last]}", *lines[last + 1:],
-                                      "assert verdict, verdict.message", "verdict"])
+    call = lines[last].replace(f"{checker}(", f'fresh_check("{checker}")(', 1)
+    return "\n".join(lines[:last] + [FRESH_IMPORT, f"verdict = {call}", *lines[last + 1:],
+                                      "assert verdict, verdict.message", "print(verdict)"])
 
 
 def course_notebook(nb, prefix: str):
@@ -207,10 +216,11 @@ def clear_regions(source: str) -> str:
 
 
 def release(nb):
-    """What `nbgrader generate_assignment` gives for a source notebook: outputs cleared, solution
-    regions replaced, test cells locked, each graded cell's type noted (its `checksum` is left out:
+    """What `nbgrader generate_assignment` gives for a source notebook: outputs cleared (and the widgets'
+    saved state with them), solution regions replaced, test cells locked, each graded cell's type noted (its `checksum` is left out:
     nbgrader compares with the one in its own database)."""
     nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)   # the widgets' saved state: for a live kernel of the author's, not a release
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None

@@ -781,6 +781,18 @@ def test_plot_alt_text_says_what_the_cell_draws():
     assert build_book.plot_alt("not python (") == "A plot (its code is in the cell above)."
 
 
+def test_a_plots_alt_text_fills_the_notebooks_constants():
+    # issue 45: notebook 19's alt text read "a small GPT, STEPS steps of AdamW"
+    build_book = _build_book_module()
+    assert build_book.plot_alt('ax.set_title(f"{N} steps at rate {lr}")', {"N": 300}) == "Plot: 300 steps at rate lr."
+    nb = json.loads((ROOT / "notebooks" / "19_attention_and_a_small_gpt.ipynb").read_text())
+    page = build_book.book_notebook(nb, "19_attention_and_a_small_gpt")
+    alts = [c["metadata"]["mystnb"]["image"]["alt"] for c in page["cells"]
+            if c["metadata"].get("mystnb", {}).get("image", {}).get("alt")]
+    assert any("a small GPT, 300 steps of AdamW" in alt for alt in alts), alts
+    assert not any("STEPS" in alt for alt in alts), alts
+
+
 def test_solutions_read_as_in_the_book():
     build_book = _build_book_module()
     intro = ("## Solution\n\nTry the exercise first. The reasoning is folded under *Why*; the code is in the "

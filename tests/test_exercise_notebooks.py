@@ -44,10 +44,12 @@ def _load(name):
 
 
 def _verdict(cell):
-    """What a check shows: its verdict, or (a graded check that failed) the assertion's message."""
+    """What a check shows: its verdict, or (a graded check) the verdict it printed or the assertion's message."""
     text = [o for o in cell.outputs if o.output_type == "execute_result"]
     failed = [o for o in cell.outputs if o.output_type == "error" and o.ename == "AssertionError"]
-    return text[-1].data["text/plain"] if text else failed[-1].evalue if failed else None
+    printed = [o for o in cell.outputs if o.output_type == "stream" and o.name == "stdout"]
+    return (text[-1].data["text/plain"] if text else failed[-1].evalue if failed
+            else printed[-1].text.rstrip("\n") if printed else None)
 
 
 @pytest.mark.parametrize("name", WITH_EXERCISES)
@@ -164,6 +166,127 @@ def test_nbgrader_form_has_one_place_to_answer_and_a_graded_check(name):
         f"{name}: an nbgrader answer cell besides the stub"
     ids = [c.metadata["nbgrader"]["grade_id"] for c in course.cells if "nbgrader" in c.metadata]
     assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_a_released_notebook_carries_no_widget_state(name):
+    # issue 45: the released 19 carried 46 KB of the author's widget state in its metadata
+    released = make_student.student_edition(NOTEBOOKS / f"{name}.ipynb")
+    assert "widgets" not in released.metadata, f"{name}: widget state in the student edition"
+    assert "application/vnd.jupyter.widget-view+json" not in json.dumps(released.cells)
+
+
+@pytest.mark.parametrize("name", WITH_EXERCISES)
+def test_a_graded_check_prints_its_verdict_and_returns_nothing(name):
+    # a value the test cell returns is read by nbgrader's autograde as partial credit ("cannot be converted to
+    # a float" when it is a Verdict): the cell prints the verdict instead
+    course = make_student.course_notebook(_load(name), name[:2])
+    for cell in (c for c in course.cells if c.metadata.get("nbgrader", {}).get("grade")):
+        last = ast.parse(cell.source).body[-1]
+        assert isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and last.value.func.id == "print", \
+            f"{name}: the test cell ends with {ast.unparse(last)!r}"
+
+
+class _AlwaysRight:
+    message = "✓ correct: (a check the answer cell wrote)"
+
+    def __bool__(self):
+        return True
+
+
+@pytest.mark.parametrize("name", WITH_EXERCISES)
+def test_a_check_redefined_in_the_answer_cell_changes_no_grade(name, monkeypatch):
+    import teachgrad.exercises as exercises_package
+    nb = _load(name)
+    course = make_student.course_notebook(nb, name[:2])
+    tests = [c for c in course.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    for exercise, cell in zip(make_student.find_exercises(nb), tests):
+        # the answer cell: no answer (None), and the check replaced wherever the test cell might look for it
+        namespace = {answer: None for answer in exercise.names}
+        exec(f"{exercise.checker} = lambda *args, **kwargs: always_right()", {"always_right": _AlwaysRight},
+             namespace)
+        module = importlib.import_module(getattr(exercises_package, exercise.checker).__module__)
+        monkeypatch.setattr(exercises_package, exercise.checker, namespace[exercise.checker])
+        monkeypatch.setattr(module, exercise.checker, namespace[exercise.checker])
+        with pytest.raises(AssertionError, match="^not yet"):
+            exec(cell.source, namespace)
+        monkeypatch.undo()
+
+
+def _normal(text):
+    """A formula as code, LaTeX or prose writes it, reduced to one spelling: `P.T @ d_out`, `$P^T d_{out}$` and
+    `Pᵀ d_out` all read 'pᵀd_out'."""
+    for a, b in ((".T", "ᵀ"), ("^T", "ᵀ"), ("math.", ""), ("torch.", ""), ("sqrt", "√"), ("\\sum", "Σ"),
+                 ("\\bar", ""), ("−", "-"), ("\\", "")):
+        text = text.replace(a, b)
+    return re.sub(r"[\s@*·×(){}\[\],$`]", "", text).lower()
+
+
+def _solution_formulas(nb, exercise):
+    """The formulas of an exercise's solution: every arithmetic expression of its code cell, and every
+    equation or code span with an operator in its folded reasoning."""
+    code = "\n".join(line for line in nb.cells[exercise.solution].source.split("\n")
+                     if line.strip() not in (make_student.BEGIN, make_student.END))
+    found = [ast.unparse(node) for node in ast.walk(ast.parse(code)) if isinstance(node, ast.BinOp)]
+    if exercise.why is not None:
+        text = nb.cells[exercise.why].source
+        spans = re.findall(r"\$([^$]+)\$", text) + re.findall(r"`([^`]+)`", text)
+        for span in spans:
+            found += [side for side in span.split("=") if re.search(r"[-+/*@^ᵀ√]|\\sum|\s", side.strip())]
+    return [f for f in found if len(_normal(f)) >= 5 and ".shape" not in f]   # the shape to aim at may be said
+
+
+def _method_hint(check, n_answers):
+    return check(*([None] * n_answers), hint=2).message.split("method:", 1)[1]
+
+
+def test_a_method_hint_giving_the_solutions_formula_is_caught():
+    nb = _load("19_attention_and_a_small_gpt")
+    exercise = make_student.find_exercises(nb)[1]
+    leaked = "dv = Pᵀ d_out and dP = d_out vᵀ; dq = dS k / √d"          # issue 45: the hint of 19 before
+    assert [f for f in _solution_formulas(nb, exercise) if _normal(f) in _normal(leaked)]
+
+
+def _solution_calls(nb, exercise):
+    """The library functions and methods the solution calls, by name (`movedim`, `jvp`); not the notebook's own
+    helpers (a function a cell of the notebook defines, such as 04's `run`)."""
+    code = "\n".join(line for line in nb.cells[exercise.solution].source.split("\n")
+                     if line.strip() not in (make_student.BEGIN, make_student.END))
+    own = {node.name for cell in nb.cells if cell.cell_type == "code" and "solution" not in _tags(cell)
+           for node in ast.walk(ast.parse(_python(cell.source))) if isinstance(node, ast.FunctionDef)}
+    called = {node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+              for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Call) and node.args}
+    return called - own - {"", exercise.checker, "range", "len", "zip", "list", "tuple", "dict"}
+
+
+def _python(source):
+    return "\n".join(line for line in source.split("\n") if not line.lstrip().startswith(("%", "!")))
+
+
+def _calls_written_out(hint, names):
+    """The calls in a hint written with their arguments, `movedim(bdim, 0)`, of functions in `names`."""
+    return [m.group(0) for m in re.finditer(r"([A-Za-z_]\w*)\([^)\s]", hint) if m.group(1) in names]
+
+
+def test_a_method_hint_writing_out_the_solutions_calls_is_caught():
+    nb = _load("18_function_transforms")
+    batch_rule, vjp = make_student.find_exercises(nb)
+    before = ("move each batch dim to the front with movedim(bdim, 0)",            # issue 45: 18's hints before
+              "for each j, tg.func.jvp(f, (x,), (e_j,)) gives J e_j")
+    assert _calls_written_out(before[0], _solution_calls(nb, batch_rule))
+    assert _calls_written_out(before[1], _solution_calls(nb, vjp))
+
+
+@pytest.mark.parametrize("name", WITH_EXERCISES)
+def test_method_hints_never_give_the_solutions_formulas(name):
+    # a method hint asks a question, gives the shape to aim at or names the rule; never the solution's lines
+    import teachgrad.exercises as exercises
+    nb = _load(name)
+    for exercise in make_student.find_exercises(nb):
+        text = _method_hint(getattr(exercises, exercise.checker), len(exercise.names))
+        given = [f for f in _solution_formulas(nb, exercise) if _normal(f) in _normal(text)]
+        given += _calls_written_out(text, _solution_calls(nb, exercise))
+        assert not given, f"{name}: {exercise.checker}(..., hint=2) gives the solution's {given}"
 
 
 def _significant_lines(source):
@@ -316,9 +439,11 @@ def test_course_form_of_two_exercises():
     course = make_student.release(make_student.course_notebook(nb, "21"))
     assert [c.source for c in course.cells] == [
         "## Exercise 1", "def f(x):\n    return None",
-        "verdict = check_f(f)\nassert verdict, verdict.message\nverdict",
+        f"{make_student.FRESH_IMPORT}\nverdict = fresh_check(\"check_f\")(f)\nassert verdict, verdict.message\n"
+        "print(verdict)",
         "## Exercise 2", "a = None   # your answer",
-        "# the check\nverdict = check_a(a)\nassert verdict, verdict.message\nverdict"]
+        f"# the check\n{make_student.FRESH_IMPORT}\nverdict = fresh_check(\"check_a\")(a)\n"
+        "assert verdict, verdict.message\nprint(verdict)"]
     graded = [c.metadata["nbgrader"] for c in course.cells if "nbgrader" in c.metadata]
     assert [(g["grade_id"], g["points"], g["locked"]) for g in graded] == [("21-check", 1, True), ("21-check-2", 1, True)]
     assert make_student.right_answer(nb, exercises[0], nb.cells[8].source) == \

@@ -164,16 +164,22 @@ def test_each_notebook_ends_by_naming_the_next_one_in_the_series(stem):
         assert link and link.group(1) == following + ".ipynb", f"{stem}'s Next link points elsewhere"
 
 
-def test_18_measures_jacrev_against_jacfwd_by_passes_and_a_verdict_never_a_time():
-    """Printed outputs must not depend on the CPU: passes are counted, timings only give a True/False verdict."""
+def test_18_measures_jacrev_against_jacfwd_shows_the_times_and_a_verdict_that_holds_on_any_cpu():
+    """Compared outputs must not depend on the CPU: passes are counted, and the verdict is True/False; the
+    measured times are shown (issue 45: the learner never saw one) in a cell nbval does not compare."""
     nb = _load("18_function_transforms")
-    printed = "".join(o.text for c in nb.cells if c.cell_type == "code" for o in c.outputs
-                      if o.output_type == "stream")
-    assert re.search(r"jacrev, 1000 -> 1 +forward passes: +1 +backward passes: +1\n", printed)
-    assert re.search(r"jacfwd, 1000 -> 1 +forward passes: 1000 +backward passes: +0\n", printed)
-    assert "jacrev at least 5x faster for 1000 inputs -> 1 output: True" in printed
-    assert "jacfwd at least 5x faster for 1 input -> 1000 outputs: True" in printed
-    assert not re.search(r"\d\s*(ms|s|seconds)\b", printed), "a time in the printed output"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    timed = [c for c in code if c.source.startswith("# NBVAL_IGNORE_OUTPUT\n")]
+
+    def printed(cells):
+        return "".join(o.text for c in cells for o in c.outputs if o.output_type == "stream")
+    compared = printed([c for c in code if c not in timed])
+    assert re.search(r"jacrev, 1000 -> 1 +forward passes: +1 +backward passes: +1\n", compared)
+    assert re.search(r"jacfwd, 1000 -> 1 +forward passes: 1000 +backward passes: +0\n", compared)
+    assert "jacrev at least 5x faster for 1000 inputs -> 1 output: True" in compared
+    assert "jacfwd at least 5x faster for 1 input -> 1000 outputs: True" in compared
+    assert not re.search(r"\d\s*(ms|s|seconds)\b", compared), "a time in an output nbval compares"
+    assert len(re.findall(r"jac(rev|fwd) on .* ms\n", printed(timed))) == 4, "the four times are not shown"
 
 
 def test_18_names_every_node_it_draws_and_its_exercises_refuse_the_library():

@@ -1,14 +1,15 @@
 """What every check shares: the `Verdict` it returns, the "✓ correct" / "not yet" messages with their hints,
-and reading a learner's answer (a number, list, tuple, torch tensor or Variable) as a float64 tensor or float."""
+reading a learner's answer (a number, list, tuple, torch tensor or Variable) as a float64 tensor or float, and
+running a learner's function under a `Watch` (`_method.py`: what it ran, to judge how it computed)."""
 from __future__ import annotations
 
 import math
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 import teachgrad as tg
+from ._method import Watch
 
 __all__ = ["Verdict"]
 
@@ -80,35 +81,12 @@ def _close(a: float, b: float, rel: float = 1e-5, abs_: float = 1e-6) -> bool:
     return math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
 
 
-class _AutogradWatch(TorchFunctionMode):
-    """Which autograd a learner's code asks for while it runs: teachgrad's engine (`tg.grad`, `.backward()`,
-    anything built on them) and torch's (`torch.autograd.grad`, `.backward()`, `retain_grad()`, `torch.func`).
-    `used` names the first one seen, or is None. An exercise that asks for gradients without autograd, or for an
-    engine of one's own, refuses an answer that hands the work to an engine."""
-
-    _TORCH = {"grad": "torch.autograd.grad", "backward": "torch's .backward()", "retain_grad": "retain_grad()"}
-
-    def __init__(self):
-        super().__init__()
-        self.used = None
-
-    def __enter__(self):
-        from teachgrad.core import engine     # teachgrad's engine: every backward pass goes through its _run
-        self._engine, self._run = engine, engine._run
-        watch, run = self, engine._run
-
-        def watched(*args, **kwargs):
-            watch.used = watch.used or "teachgrad's engine (tg.grad or .backward())"
-            return run(*args, **kwargs)
-        engine._run = watched
-        return super().__enter__()
-
-    def __exit__(self, *exc):
-        self._engine._run = self._run
-        return super().__exit__(*exc)
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "")
-        if name in self._TORCH and self.used is None:
-            self.used = self._TORCH[name]
-        return func(*args, **(kwargs or {}))
+def _watched(fn: Any, *args: Any) -> tuple[Any, BaseException | None, Watch]:
+    """(what fn(*args) returned or None, the exception it raised or None, what it ran: a `Watch`)."""
+    watch = Watch()
+    try:
+        with watch:
+            result = fn(*args)
+    except Exception as error:  # noqa: BLE001 (the learner's code may raise anything)
+        return None, error, watch
+    return result, None, watch

@@ -6,7 +6,8 @@ from typing import Callable
 import torch
 
 import teachgrad as tg
-from ._verdicts import Verdict, _correct, _not_yet, _raised, _number, _close
+from ._method import refusal
+from ._verdicts import Verdict, _correct, _not_yet, _raised, _number, _close, _watched
 
 __all__ = ["check_dg"]
 
@@ -19,22 +20,22 @@ def check_dg(dg: Callable, hint: int = 1) -> Verdict:
     """dg(x) should be g'(x) for g(x) = exp(sin(3x)), at any float x."""
     hints = ("g is exp of something: the derivative of exp(u) is exp(u) times du/dx, and u = sin(3x) "
              "is itself a chain of two links.",
-             "name the links: v = 3x, u = sin(v), g = exp(u); multiply the three local derivatives "
-             "dg/du · du/dv · dv/dx, each written in terms of x.")
+             "name the links: v is 3x, u is the sine of v, g is the exponential of u; multiply the three "
+             "local derivatives dg/du · du/dv · dv/dx, each written in terms of x.")
     for x0 in (-1.0, -0.3, 0.0, 0.5, 1.2):
         x = tg.tensor(x0, dtype=torch.float64, requires_grad=True)
         _g(x).backward()
         x_t = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
         _g(x_t).backward()
         tg.check.agree(x, x_t, "x", quiet=True)
-        try:
-            answer = dg(x0)
-        except (TypeError, AttributeError):   # written for tensors (torch.sin, x.sin()): give it a tensor
-            try:
-                answer = dg(torch.tensor(x0, dtype=torch.float64))
-            except Exception as error:
-                return _not_yet(_raised("dg", error), hints, hint, "check_dg(dg, hint=2)")
-        except Exception as error:
+        answer, error, watch = _watched(dg, x0)
+        if isinstance(error, (TypeError, AttributeError)):  # written for tensors (torch.sin, x.sin()): a tensor
+            answer, error, watch = _watched(dg, torch.tensor(x0, dtype=torch.float64))
+        refused = watch.refused(("reverse", "forward"))
+        if refused is not None:
+            return _not_yet(refusal("dg", refused, "here g'(x) is yours, by the chain rule"), hints, hint,
+                            "check_dg(dg, hint=2)")
+        if error is not None:
             return _not_yet(_raised("dg", error), hints, hint, "check_dg(dg, hint=2)")
         if answer is None:
             return _not_yet("dg returns None; write g'(x) as a formula in x", hints, hint, "check_dg(dg, hint=2)")

@@ -18,8 +18,9 @@ def _leaf_quiz(lib):
 def check_predictions(predictions: Any, hint: int = 1) -> Verdict:
     """predictions: {name: (is_leaf, requires_grad, grad_fn name or None)} for c, d, e; lists work too."""
     hints = ("a result records a node only if one of its inputs requires grad; a tensor without grad_fn is a leaf.",
-             "for each of c, d, e: does any input require grad? If not: (True, False, None). If so: "
-             "(False, True, the node's name: the op's name + 'Backward0', as torch prints it).")
+             "for each of c, d, e ask one question: does any of its inputs require grad? Its answer decides "
+             "all three entries: a leaf or not, requires_grad or not, and whether there is a node to name "
+             "(the op's name + 'Backward0', as torch prints it).")
     call = "check_predictions(predictions, hint=2)"
     if not isinstance(predictions, dict):
         return _not_yet("predictions should be a dict with keys 'c', 'd', 'e'", hints, hint, call)

@@ -8,7 +8,8 @@ import torch
 
 import teachgrad as tg
 from ._graphs import DEEP, _CountCalls, deep_chain, diamond_chain, random_graph
-from ._verdicts import Verdict, _AutogradWatch, _correct, _not_yet, _raised, _tensor
+from ._method import Watch, refusal
+from ._verdicts import Verdict, _correct, _not_yet, _raised, _tensor
 
 __all__ = ["check_my_grad", "check_topo_grad"]
 
@@ -45,12 +46,12 @@ def _ran_twice(counter: "_CountCalls", rule: str) -> str | None:
     return f"the numbers are right but {twice[0].name()} ran {counter.calls[twice[0]]} times: {rule}"
 
 
-def _called_an_engine(watch: _AutogradWatch, fn_name: str) -> str | None:
+def _called_an_engine(watch: Watch, fn_name: str) -> str | None:
     """Why an engine that hands the work to a library's engine is not yet one (None when it did not)."""
-    if watch.used is None:
+    refused = watch.refused(("reverse",))
+    if refused is None:
         return None
-    return (f"{fn_name} called {watch.used}: the exercise is to write that engine,\n"
-            "      running each node yourself")
+    return refusal(fn_name, refused, "the exercise is to write that engine, running each node yourself")
 
 
 # The graphs both engine checks run a learner's engine on: (what the verdict calls it, how to make it in a library)
@@ -63,7 +64,7 @@ def _engine_problem(engine: Callable, fn_name: str, root: Any, leaves: Any, expe
     """Run a learner's engine on one graph: what is not yet right about it (or None), in the order a learner
     meets it: it raised (or went past the recursion limit), it called a library's engine, a leaf's gradient is
     wrong, a node ran twice."""
-    watch = _AutogradWatch()
+    watch = Watch()
     try:
         with _CountCalls() as counter, watch:
             got = engine(root, leaves)
@@ -96,7 +97,7 @@ def check_my_grad(my_grad: Callable, hint: int = 1) -> Verdict:
     for seed in range(3):
         root_t, leaves_t = random_graph(torch, seed)
         expected_t = torch.autograd.grad(root_t, leaves_t, retain_graph=True)
-        watch = _AutogradWatch()
+        watch = Watch()
         try:
             with watch:
                 got_t = my_grad(root_t, leaves_t)
@@ -170,12 +171,10 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
     topo_grad(root, leaves) -> one gradient per leaf, as tg.grad gives, each node run once."""
     hints = ("a node's gradient is complete once every node that sends it one has run: list the nodes so that each "
              "comes before the nodes in its next_functions, then one pass down the list runs each node once.",
-             "depth-first search from root.grad_fn with your own stack of (node, expanded) pairs: the first time you "
-             "pop a node, push it back as expanded, then push its next_functions nodes you have not seen; when you "
-             "pop an expanded node, append it to a list. A node is appended only after every node below it, so the "
-             "list reversed starts at root.grad_fn. Then walk that order with a dict node -> summed gradient: take "
-             "the node's sum, run(node, grad), add each gradient it sends into its next node's entry; an "
-             "AccumulateGrad node's sum is its leaf's gradient.")
+             "a depth-first search can list a node only after every node below it: when? Run it from "
+             "root.grad_fn with a stack of your own (a node you come back to is finished), and ask which end "
+             "of that list root.grad_fn is at. Then one pass down the order, with a dict of summed gradients, "
+             "runs each node once with run(node, grad); an AccumulateGrad node's sum is its leaf's gradient.")
     call = "check_topo_grad(topological_order, topo_grad, hint=2)"
     cases = _GRAPHS + [(f"a chain {DEEP} nodes deep", lambda lib: deep_chain(lib, DEEP))]
     for name, make in cases:
@@ -201,7 +200,7 @@ def check_topo_grad(topological_order: Callable, topo_grad: Callable, hint: int 
     for seed in range(3):             # torch's own graphs: the same two functions must work on its nodes
         root_t, leaves_t = random_graph(torch, seed)
         expected_t = torch.autograd.grad(root_t, leaves_t, retain_graph=True)
-        watch = _AutogradWatch()
+        watch = Watch()
         try:
             problem = _order_problem(topological_order(root_t), root_t)
             with watch:

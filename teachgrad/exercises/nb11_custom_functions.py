@@ -15,6 +15,9 @@ def check_xsinx(body: type, hint: int = 1) -> Verdict:
              "write f'(x) = (derivative of the first factor) · sin x + x · (derivative of sin x), with "
              "tensor methods on the saved x, and multiply by grad_output (the chain rule).")
     call = "check_xsinx(XSinX, hint=2)"
+    if not isinstance(body, type):
+        return _not_yet(f"check_xsinx takes your class (with forward and backward), not a {type(body).__name__}",
+                        hints, hint, call)
     ours = type(body.__name__, (body, tg.Function), {})
     theirs = type(body.__name__, (body, torch.autograd.Function), {})
     x = tg.linspace(-3.0, 3.0, 7, dtype=torch.float64, requires_grad=True)

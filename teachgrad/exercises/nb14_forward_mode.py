@@ -7,7 +7,8 @@ import torch
 
 import teachgrad as tg
 from teachgrad.rules import tangents
-from ._verdicts import Verdict, _correct, _not_yet, _raised, _tensor
+from ._method import refusal
+from ._verdicts import Verdict, _correct, _not_yet, _raised, _tensor, _watched
 
 __all__ = ["check_jacobian_by_columns"]
 
@@ -27,9 +28,9 @@ def _jacobian_cases():
 def check_jacobian_by_columns(jacobian_by_columns: Callable, hint: int = 1) -> Verdict:
     """jacobian_by_columns(f, x) against torch.autograd.functional.jacobian, and made with forward mode."""
     hints = ("column j of the Jacobian is how f(x) moves when only x's element j moves: a tangent.",
-             "for each element j of x: open fwAD.dual_level(), give x the tangent that is 1 at j and 0 elsewhere "
-             "(shaped like x), read fwAD.unpack_dual(f(dual)).tangent; stack the columns on a new last "
-             "dimension and reshape to f(x).shape + x.shape.")
+             "one forward pass per element j of x, with x made dual: which tangent makes the output's tangent "
+             "column j? (fwAD.dual_level, make_dual and unpack_dual are the tools.) Stack the columns on a new "
+             "last dimension and reshape to f(x).shape + x.shape.")
     call = "check_jacobian_by_columns(jacobian_by_columns, hint=2)"
     for name, f, x0 in _jacobian_cases():
         expected = torch.autograd.functional.jacobian(f, x0.clone())
@@ -41,9 +42,12 @@ def check_jacobian_by_columns(jacobian_by_columns: Callable, hint: int = 1) -> V
             calls.append(tangents.is_dual(x))
             return f(x)
 
-        try:
-            answer = jacobian_by_columns(counting, tg.Variable(x0.clone()))
-        except Exception as error:  # noqa: BLE001 (the learner's code may raise anything)
+        answer, error, watch = _watched(jacobian_by_columns, counting, tg.Variable(x0.clone()))
+        refused = watch.refused(("reverse",))
+        if refused is not None:
+            return _not_yet(refusal("jacobian_by_columns", refused, "here the columns come from forward mode"),
+                            hints, hint, call)
+        if error is not None:
             return _not_yet(_raised("jacobian_by_columns", error) + f" for {name}", hints, hint, call)
         if answer is None:
             return _not_yet("jacobian_by_columns returns None; return the Jacobian", hints, hint, call)

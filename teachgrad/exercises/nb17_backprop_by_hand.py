@@ -6,7 +6,8 @@ from typing import Callable
 import torch
 
 import teachgrad as tg
-from ._verdicts import Verdict, _AutogradWatch, _correct, _not_yet, _raised, _tensor
+from ._method import refusal
+from ._verdicts import Verdict, _correct, _not_yet, _raised, _tensor, _watched
 
 __all__ = ["BACKPROP_NAMES", "backprop_problem", "backprop_reference", "compare_table", "ROUND_OFF", "check_backprop"]
 
@@ -89,16 +90,13 @@ def check_backprop(backprop_by_hand: Callable, hint: int = 1) -> Verdict:
         ours = backprop_reference(tg, *problem)
         for name in expected:
             assert torch.allclose(ours[name], expected[name]), f"{name}: teachgrad and torch differ"
-        watch = _AutogradWatch()
-        try:
-            with watch:
-                mine = backprop_by_hand(*problem)
-        except Exception as error:
-            if watch.used is None:
-                return _not_yet(_raised("backprop_by_hand", error), hints, hint, call)
-        if watch.used is not None:
-            return _not_yet(f"backprop_by_hand used {watch.used}: here every gradient is yours,\n"
-                            "      with plain tensor operations and no autograd", hints, hint, call)
+        mine, error, watch = _watched(backprop_by_hand, *problem)
+        refused = watch.refused(("reverse", "forward", "formula"))
+        if refused is not None:
+            return _not_yet(refusal("backprop_by_hand", refused, "here every gradient is yours, with plain tensor "
+                                    "operations and no autograd"), hints, hint, call)
+        if error is not None:
+            return _not_yet(_raised("backprop_by_hand", error), hints, hint, call)
         if not isinstance(mine, dict):
             return _not_yet("return a dict with the keys " + ", ".join(BACKPROP_NAMES), hints, hint, call)
         table = compare_table(mine, expected)

@@ -7,30 +7,26 @@ from typing import Any, Callable
 import torch
 
 import teachgrad as tg
-from ._verdicts import Verdict, _AutogradWatch, _correct, _not_yet, _raised, _tensor
+from ._method import refusal
+from ._verdicts import Verdict, _correct, _not_yet, _raised, _tensor, _watched
 
 __all__ = ["check_softmax_backward", "check_attention_backward"]
 
 
-class _BackwardWatch(_AutogradWatch):
-    """An autograd engine, or one of torch's own backward kernels (`torch._softmax_backward_data`, ...)."""
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "")
-        if "backward" in name and name != "backward" and self.used is None:
-            self.used = f"torch.{name} (torch's own backward formula)"
-        return super().__torch_function__(func, types, args, kwargs)
+_TAUGHT = ("reverse", "forward", "formula")   # what these backward passes by hand may not hand over
 
 
-def _run(answer: Callable, *args: Any):
-    """(what answer(*args) returned, the engine or kernel it used or None, the exception it raised or None)."""
-    watch = _BackwardWatch()
-    try:
-        with watch:
-            result = answer(*args)
-    except Exception as error:  # noqa: BLE001 (the learner's code may raise anything)
-        return None, watch.used, error
-    return result, watch.used, None
+def _run(answer: Callable, name: str, most: int, what_most: str, *args: Any):
+    """(what answer(*args) returned, why its method is refused or None, the exception it raised or None).
+    `most` is the largest tensor the method needs (elements): one larger is a Jacobian built in full."""
+    result, error, watch = _watched(answer, *args)
+    refused = watch.refused(_TAUGHT)
+    if refused is not None:
+        return None, refusal(name, refused, "here the backward is yours, with plain tensor operations"), None
+    if watch.largest > most:
+        return None, (f"{name} made a tensor of {watch.largest} elements, more than {what_most} ({most}):\n"
+                      "      that is a Jacobian built in full; the rule needs none"), None
+    return result, None, error
 
 
 def _close(got: torch.Tensor, expected: torch.Tensor) -> bool:
@@ -65,19 +61,20 @@ def _softmax_reference(lib, z: torch.Tensor, g: torch.Tensor, dim: int) -> torch
 
 def check_softmax_backward(softmax_backward: Callable, hint: int = 1) -> Verdict:
     """softmax_backward(p, g, dim) -> dL/dz, where p = softmax(z, dim) and g = dL/dp, on four problems."""
-    hints = ("write out entry i of the Jacobian times g, using ∂p_i/∂z_j = p_i·([i = j] − p_j):\n"
-             "      two terms; the second is the same for a whole slice along dim.",
-             "dz_i = p_i (g_i − Σ_j g_j p_j), the sum taken along dim and kept as a dimension of size 1\n"
-             "      (keepdim=True) so that it broadcasts back over the slice; no Jacobian is built.")
+    hints = ("take ∂p_i/∂z_j as the text above gives it, times g_i, summed over i:\n"
+             "      it splits into two terms; the second is the same for a whole slice along dim.",
+             "gᵀ J has two terms: p times g, and p times one number per slice along dim. Which number?\n"
+             "        Keep it as a dimension of size 1 (keepdim) so that it broadcasts back over the slice;\n"
+             "        the answer has p's shape, and no n × n matrix is needed on the way.")
     call = "check_softmax_backward(softmax_backward, hint=2)"
     for what, z, g, dim in _softmax_problems():
         expected = _softmax_reference(torch, z, g, dim)
         assert torch.allclose(_softmax_reference(tg, z, g, dim), expected), "teachgrad and torch differ"
         p = z.softmax(dim)
-        result, used, error = _run(softmax_backward, p.clone(), g.clone(), dim)
-        if used is not None:
-            return _not_yet(f"softmax_backward used {used}:\n      here the backward is yours, "
-                            "with plain tensor operations", hints, hint, call)
+        result, refused, error = _run(softmax_backward, "softmax_backward", p.numel(), "p itself",
+                                      p.clone(), g.clone(), dim)
+        if refused is not None:
+            return _not_yet(refused, hints, hint, call)
         if error is not None:
             return _not_yet(_raised("softmax_backward", error), hints, hint, call)
         got = _tensor(result)
@@ -130,19 +127,19 @@ def check_attention_backward(attention_backward: Callable, hint: int = 1) -> Ver
     """attention_backward(q, k, v, d_out) -> (dq, dk, dv) of one causal head, on two problems."""
     hints = ("go backwards one forward line at a time: out = P @ v, P = softmax of the scores,\n"
              "      the scores = q @ kᵀ / √d with the masked ones set to −inf.",
-             "dv = Pᵀ d_out and dP = d_out vᵀ (a matrix product's rule); dS = softmax's backward of dP\n"
-             "      along the last dim (masked entries come out 0 because P is 0 there);\n"
-             "      dq = dS k / √d and dk = dSᵀ q / √d.")
+             "two rules do all the work: a matrix product's (for C = A @ B, which products give the\n"
+             "        gradients of A and of B?) and softmax's backward, your first exercise, along each row.\n"
+             "        Which line does 1/√d belong to, and why do the masked entries need nothing extra?")
     call = "check_attention_backward(attention_backward, hint=2)"
     for seed, T, d in ((0, 5, 3), (1, 6, 4)):
         q, k, v, d_out = _attention_problem(seed, T, d)
         expected = _attention_reference(torch, q, k, v, d_out)
         ours = _attention_reference(tg, q, k, v, d_out)
         assert all(torch.allclose(a, b) for a, b in zip(ours, expected)), "teachgrad and torch differ"
-        result, used, error = _run(attention_backward, q.clone(), k.clone(), v.clone(), d_out.clone())
-        if used is not None:
-            return _not_yet(f"attention_backward used {used}:\n      here every gradient is yours, "
-                            "with plain tensor operations", hints, hint, call)
+        result, refused, error = _run(attention_backward, "attention_backward", T * T * d, "T·T·d",
+                                      q.clone(), k.clone(), v.clone(), d_out.clone())
+        if refused is not None:
+            return _not_yet(refused, hints, hint, call)
         if error is not None:
             return _not_yet(_raised("attention_backward", error), hints, hint, call)
         got = _three(result)
