@@ -88,4 +88,6 @@ def test_wrong_reducers_get_a_hint(wrong, says):
     verdict = check_bucketed_reducer(wrong)
     assert not verdict and says in verdict.message, verdict.message
     assert "hint:" in verdict.message and "queue_callback(finish)" not in verdict.message
-    assert "queue_callback(finish)" in check_bucketed_reducer(wrong, hint=2).message
+    method = check_bucketed_reducer(wrong, hint=2).message
+    assert "method:" in method and "call you back when backward ends" in method
+    assert "queue_callback(" not in method and "all_reduce(" not in method   # the rule, never the solution's calls

@@ -114,10 +114,11 @@ def check_bucketed_reducer(bucketed_reducer: Callable, hint: int = 1) -> Verdict
     gradients over the ranks, one asynchronous all-reduce per bucket, finished by a callback at backward's end."""
     hints = ("count, per bucket, the gradients it still waits for; when none is left, send the bucket at once,\n"
              "  and let a callback queued on the engine wait for every bucket at the end of backward.",
-             "a hook per parameter (register_post_accumulate_grad_hook); when a bucket is complete: torch.cat of\n"
-             "  its grads flattened, divided by world, dist.all_reduce(flat, async_op=True), keep the work; after\n"
-             "  the last bucket: tg.autograd.Variable._execution_engine.queue_callback(finish), where finish\n"
-             "  waits each work and copies its slices back into each p.grad (view_as(p)).")
+             "which hook says that a parameter's .grad is complete? Keep, per bucket, how many are still\n"
+             "  missing. A full bucket travels as one flat tensor: what must it be divided by, so that the sum over\n"
+             "  the ranks is an average? Send it without waiting (an all-reduce can hand back a work to wait on\n"
+             "  later), and ask the engine to call you back when backward ends: wait there, and put each slice\n"
+             "  back into its parameter's .grad.")
     call = "check_bucketed_reducer(bucketed_reducer, hint=2)"
     expected = _whole_batch_grads()
     answers = _run_two_ranks(bucketed_reducer)
