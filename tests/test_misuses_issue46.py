@@ -248,3 +248,21 @@ def test_a_piecewise_activations_gradient_under_create_graph_has_torchs_graph(ac
     """As relu's: torch records the gradient as the backward kernel's own node (HardtanhBackwardBackward0, ...),
     whose derivative for the input is zeros; hardsigmoid's it refuses to differentiate."""
     same(_second_derivative(lambda lib, x: activation(lib.nn.functional, x)))
+
+
+@pytest.mark.parametrize("call", ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"])
+def test_torchs_clip_grad_functions_given_one_variable(call):
+    """One tensor given alone is one parameter to torch; a Variable given alone was walked row by row (no row has a
+    .grad), and the norm came back 0 with nothing clipped."""
+    def example(lib):
+        v = lib.ones(2, 3, requires_grad=True)
+        (v * 5).sum().backward()
+        if call == "get_total_norm":
+            return torch.nn.utils.get_total_norm(v.grad), v.grad
+        result = getattr(torch.nn.utils, call)(v, 1.0)
+        return result, v.grad
+
+    ours, theirs = example(tg), example(torch)
+    if theirs[0] is not None:
+        torch.testing.assert_close(ours[0], theirs[0], rtol=0, atol=0)
+    torch.testing.assert_close(ours[1].data, theirs[1], rtol=0, atol=0)

@@ -17,6 +17,8 @@ tests/test_torch_autograd_entry_points.py (torch.autograd.grad / backward / grad
 tests/test_torchs_attention_modules.py (torch's own attention modules given Variable masks).
 """
 
+import functools
+
 import torch
 
 from ..rules import batching, grad_mode, torch_leaves
@@ -113,6 +115,26 @@ def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
 
 
 torch.nn.utils.clip_grad._group_tensors_by_device_and_dtype = _group_tensors_by_device_and_dtype
+
+
+def _one_variable_as_a_list(torchs):
+    """torch's clip_grad function `torchs`, which reads one Variable given alone as torch reads one tensor: a list
+    of it (torch checks `isinstance(parameters, torch.Tensor)`, so it would walk a Variable's rows instead, find
+    no `.grad` on them, and clip nothing)."""
+    @functools.wraps(torchs)
+    def clip_grad_function(parameters, *args, **kwargs):
+        if isinstance(parameters, variable_class.Variable):
+            parameters = [parameters]
+        return torchs(parameters, *args, **kwargs)
+    return clip_grad_function
+
+
+# (torch.nn.utils's name, clip_grad's own)
+for _public, _own in [("clip_grad_norm_", "clip_grad_norm_"), ("clip_grad_value_", "clip_grad_value_"),
+                      ("get_total_norm", "_get_total_norm"), ("clip_grads_with_norm_", "_clip_grads_with_norm_")]:
+    _wrapped = _one_variable_as_a_list(getattr(torch.nn.utils.clip_grad, _own))
+    setattr(torch.nn.utils.clip_grad, _own, _wrapped)
+    setattr(torch.nn.utils, _public, _wrapped)
 
 
 # torch's autograd functions that ask Variables to run them (through __torch_function__): teachgrad's engine does
