@@ -29,7 +29,8 @@ from . import autograd, nn, ops, optim, utils
 from .core import engine
 from .core.engine import grad
 from .api import interop
-from .api.factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, Tensor, arange, empty, eye, from_numpy,
+from .tensor_types import BoolTensor, DoubleTensor, FloatTensor, LongTensor, Tensor
+from .api.factories import (arange, empty, eye, from_numpy,
                             full, full_like, linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like,
                             randperm, tensor, zeros, zeros_like)
 from .api.torch_functions import (abs, add, all, allclose, any, cat, chunk, clamp, cos, div, dot, eq, equal, exp,

@@ -17,7 +17,7 @@ import torch
 
 from .. import ops
 from ..rules import tangents, variable_class
-from ..rules.in_place import write_in_place
+from ..ops.in_place import write_in_place
 from . import interop, op_families, torch_signatures
 from ..ops import aten
 
@@ -686,7 +686,7 @@ class TensorMethods:
     # --- in place ---
 
     def _in_place(self, out_of_place, in_place, other=None):
-        """Write into this Variable as torch does (teachgrad/rules/in_place.py: the history it takes over)."""
+        """Write into this Variable as torch does (teachgrad/ops/in_place.py: the history it takes over)."""
         return write_in_place(self, out_of_place, in_place, other)
 
     def add_(self, other: Operand, alpha: Number = 1) -> Variable:

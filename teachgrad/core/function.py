@@ -33,15 +33,14 @@ from typing import Any
 
 import torch
 
-from ..features import anomaly_mode
-from ..rules import batching, grad_mode, saved_tensors, tangents, variable_class
+from ..rules import anomaly, batching, grad_mode, saved_tensors, tangents, variable_class
 from ..rules.mixed_inputs import NOT_AN_INPUT, read_mixed_inputs, record_edges   # (torch tensors, None, indices)
 from ..rules.saved_attributes import saved_attributes
 from ..rules.views import mark_views                 # (the outputs of a view op)
 from ..rules.wrap_outputs import wrap_output, wrap_outputs   # (several outputs, integer or non-differentiable ones)
 from .node import BackwardNode
 
-_sequence_nr = itertools.count()
+sequence_nrs = itertools.count()   # every node's number, in the order made (the engine runs the newest first)
 
 
 class Function:
@@ -110,9 +109,9 @@ class Function:
             raw = _read_unrecorded(ctx, args)
         output = cls.forward(ctx, *raw)
         if True in ctx.needs_input_grad:   # record: ctx becomes a node of the graph
-            ctx._sequence_nr = next(_sequence_nr)   # (number_node's work, written out: apply runs for every op)
-            if anomaly_mode._enabled:
-                ctx._forward_stack = anomaly_mode.forward_stack()
+            ctx._sequence_nr = next(sequence_nrs)   # (number_node's work, written out: apply runs for every op)
+            if anomaly.enabled:
+                ctx._forward_stack = anomaly.forward_stack()
             # the outputs as Variables whose grad_fn is ctx (the usual case written out: one float tensor)
             if type(output) is torch.Tensor and output.dtype.is_floating_point and not ctx._non_differentiable:
                 result, outputs = variable_class.Variable._make(output, ctx, 0), (output,)
@@ -215,9 +214,9 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
 
 def number_node(ctx: BackwardNode) -> None:
     """Give a node its sequence number (the engine runs the newest first); in anomaly mode, the forward stack."""
-    ctx._sequence_nr = next(_sequence_nr)
-    if anomaly_mode._enabled:
-        ctx._forward_stack = anomaly_mode.forward_stack()
+    ctx._sequence_nr = next(sequence_nrs)
+    if anomaly.enabled:
+        ctx._forward_stack = anomaly.forward_stack()
 
 
 def wrap_recorded(ctx: BackwardNode, output: Any) -> tuple[Any, tuple]:

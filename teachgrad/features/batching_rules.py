@@ -25,7 +25,6 @@ import torch
 from .. import ops
 from ..core.variable import Variable
 from ..rules import batching, torch_leaves
-from ..nn import functional as F
 from ..ops import activation_more, layers, layout, linalg, pointwise_math, rnn, scan, statistics, unary
 from .batched_variable import BatchedVariable, aligned_shape, batch_sizes, levels_of, wrap_dim
 
@@ -655,10 +654,10 @@ RULES.update({
     ops.Mm: _matmul, ops.Bmm: _matmul, ops.Mv: _mv, ops.Dot: _dot, ops.Addmm: _addmm,
     # masks and losses
     ops.MaskedFill: same_shape,
-    F.MseLoss: _loss_then_reduce(2), ops.HuberLoss: _loss_then_reduce(2), ops.SmoothL1Loss: _loss_then_reduce(2),
-    ops.SoftMarginLoss: _loss_then_reduce(2), F.BinaryCrossEntropy: _loss_then_reduce(3),
-    F.BinaryCrossEntropyWithLogits: _loss_then_reduce(4),
-    F.NllLoss: _nll_loss,
+    ops.MseLoss: _loss_then_reduce(2), ops.HuberLoss: _loss_then_reduce(2), ops.SmoothL1Loss: _loss_then_reduce(2),
+    ops.SoftMarginLoss: _loss_then_reduce(2), ops.BinaryCrossEntropy: _loss_then_reduce(3),
+    ops.BinaryCrossEntropyWithLogits: _loss_then_reduce(4),
+    ops.NllLoss: _nll_loss,
     ops.Embedding: unbatched_only(0),
     layers.NativeLayerNorm: unbatched_only(2, 3),
     layers.NativeDropout: _dropout,

@@ -16,7 +16,8 @@ from .indexing import Embedding, Gather, IndexSelect, MaskedSelect, Scatter, Sca
 from .layers import AvgPool2d, Convolution, ConvolutionTranspose, MaxPool2d, NativeBatchNorm, NativeDropout, NativeLayerNorm
 from .layout import ConstantPadNd, Flip, Repeat, Roll, Tril, Triu
 from .scan import Cumprod, Cumsum, Logcumsumexp, Sort, SortStable, Topk
-from .losses import CtcLoss, HuberLoss, SmoothL1Loss, SoftMarginLoss
+from .losses import (BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CtcLoss, HuberLoss, MseLoss, NllLoss, NllLoss2d,
+                     SmoothL1Loss, SoftMarginLoss)
 from .statistics import Histogram, Logsumexp, Std, Var
 from .unary import Expm1, Log10, Log1p, Log2, Rsqrt
 from .attention import SafeSoftmax, ScaledDotProductFlashAttentionForCpu
