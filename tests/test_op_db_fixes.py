@@ -219,3 +219,25 @@ def test_sinc_first_and_second_derivative_near_zero_are_torchs_bits():
         g2, = lib.autograd.grad(g, x, wrap(ct2))
         return y, type(y.grad_fn).__name__, g, g2
     same(derivatives)
+
+
+@pytest.mark.parametrize("value", [1, True, 3, 3.14, -3, 0.5])
+def test_addcmul_gradient_and_tangent_in_torchs_dtypes(value):
+    """torch's derivatives.yaml (issue #42): tensor1's gradient grad * (tensor2 * value), tensor2's grad * (tensor1 *
+    value): tensor1 * value is rounded in bfloat16 before the float64 grad multiplies it (grouped as teachgrad had
+    it, (grad * tensor1) * value, tensor2's gradient differed by up to 0.14 near 44). Its tangent: self_t +
+    maybe_multiply(t1_t * t2, value) + maybe_multiply(t2_t * t1, value), in those dtypes. Inputs: addcdiv's sample."""
+    def gradient(lib):
+        a, t1, t2 = _addcdiv_leaves(lib)
+        out = lib.addcmul(a, t1, t2, value=value)
+        cotangent = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(1)) * 16
+        grads = lib.autograd.grad(out, (a, t1, t2), cotangent if lib is torch else tg.Variable(cotangent),
+                                  create_graph=True)
+        return (out, type(out.grad_fn).__name__) + tuple(grads)
+
+    def tangent(lib):
+        fw = gfw if lib is tg else tfw
+        with fw.dual_level():
+            return fw.unpack_dual(lib.addcmul(*_addcdiv_leaves(lib, fw), value=value)).tangent
+    same(gradient)
+    same(tangent)

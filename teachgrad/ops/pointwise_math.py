@@ -482,7 +482,11 @@ class LerpTensor(Function, node="LerpBackward1", saves=("self", "end", "weight")
 
 
 class Addcmul(Function, node="AddcmulBackward0", saves=("tensor1", "tensor2")):
-    """a + value * t1 * t2: d/da = 1, d/dt1 = value t2, d/dt2 = value t1."""
+    """a + value * t1 * t2: d/da = 1, d/dt1 = value t2, d/dt2 = value t1.
+
+    Grouped as torch's derivatives.yaml groups it, as Addcdiv: with a float64 a, a bfloat16 t1 and a float32 t2,
+    t1 * value is rounded in bfloat16 before the float64 grad multiplies it.
+    """
 
     @staticmethod
     def forward(ctx, a, t1, t2, value):
@@ -493,12 +497,14 @@ class Addcmul(Function, node="AddcmulBackward0", saves=("tensor1", "tensor2")):
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
-        return grad, grad * t2 * ctx.value, grad * t1 * ctx.value, None
+        return grad, grad * (t2 * ctx.value), grad * (t1 * ctx.value), None
 
     @staticmethod
     def jvp(ctx, ta, t1t, t2t, _value):
+        """self_t + t1_t * t2 * value + t2_t * t1 * value (value's product skipped where value is 1)."""
         _, t1, t2, value = ctx._primals
-        return total(ta, times(t1t, t2 * value), times(t2t, t1 * value))
+        return total(ta, None if t1t is None else _times_value(t1t * t2, value),
+                     None if t2t is None else _times_value(t2t * t1, value))
 
 
 class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2")):
