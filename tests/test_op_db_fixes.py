@@ -241,3 +241,17 @@ def test_addcmul_gradient_and_tangent_in_torchs_dtypes(value):
             return fw.unpack_dual(lib.addcmul(*_addcdiv_leaves(lib, fw), value=value)).tangent
     same(gradient)
     same(tangent)
+
+
+def test_addcmul_tensor2_gradient_rounds_tensor1_times_value_in_bfloat16():
+    """The issue's case (#42): value=3 and tensor1 values whose triple is not a bfloat16 (14.6875 * 3 = 44.0625,
+    rounded to 44): torch's tensor2 gradient sums grad * bfloat16(tensor1 * 3) over the broadcast rows."""
+    def gradient(lib):
+        a = lib.tensor([[0.5, -1.25, 2.0, 3.5, -0.75], [1.0, 2.0, -3.0, 0.25, 4.0]], dtype=torch.float64,
+                       requires_grad=True)
+        t1 = lib.tensor([[14.6875, -13.9375, 7.34375, -14.4375, 11.6875], [-14.6875, 13.9375, 14.4375, 7.34375, -11.6875]],
+                        dtype=torch.bfloat16, requires_grad=True)
+        t2 = lib.tensor([[0.25, -1.5, 2.75, 0.125, -3.0]], dtype=torch.float32, requires_grad=True)
+        out = lib.addcmul(a, t1, t2, value=3)
+        return lib.autograd.grad(out.sum(), (a, t1, t2))
+    same(gradient)
