@@ -57,13 +57,24 @@ class Function:
     is_view = False              # [is_view] the output shares the first input's storage (see teachgrad/rules/views.py)
     pack_order = None            # [pack_order] saved-tensor hooks see the saved tensors in this order (positions in
                                  # save_for_backward's), as torch packs them; None: the order they were saved in
+    # ... and what the rest of the package reads from it (teachgrad/api/declared.py, features/batching_rules.py):
+    #     class Tan(_Unary, node="TanBackward0", function="tan", method="tan"):
+    function_names = ()          # [function] torch's function names for the op: tg.tan is made from the declaration
+    method_names = ()            # [method] torch's Tensor method names: Variable.tan
+    batching = None              # [batching] vmap's kind of rule: "pointwise", ("along", k) (a dim at argument k),
+                                 # or None: a rule of its own in features/batching_rules.py's table, or none
 
     def __init_subclass__(cls, **bookkeeping: Any) -> None:
         """An op declares torch's bookkeeping in its class line (the keywords in brackets above)."""
+        cls.function_names = cls.method_names = ()   # names are the class's own: a subclass is another op
         for keyword, value in bookkeeping.items():
             if keyword not in BOOKKEEPING:
                 raise TypeError(f"{cls.__name__}: {keyword!r} is not one of {', '.join(BOOKKEEPING)}")
+            if keyword in ("function", "method") and isinstance(value, str):
+                value = (value,)
             setattr(cls, BOOKKEEPING[keyword], value)
+        if cls.function_names or cls.method_names or cls.batching:
+            DECLARED.append(cls)
         super().__init_subclass__()
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
         attributes = {"_forward_cls": cls, "__module__": cls.__module__, "_view_node": cls.is_view,
@@ -146,7 +157,9 @@ class Function:
 # The keywords of an op's class line -> the class attribute each sets (see Function's body).
 BOOKKEEPING = {"node": "node_name", "saves": "saved_names", "qualified_name": "qualified_name",
                "numbers_are_inputs": "numbers_are_inputs", "none_is_input": "none_is_input",
-               "nondifferentiable_args": "nondifferentiable_args", "is_view": "is_view", "pack_order": "pack_order"}
+               "nondifferentiable_args": "nondifferentiable_args", "is_view": "is_view", "pack_order": "pack_order",
+               "function": "function_names", "method": "method_names", "batching": "batching"}
+DECLARED: list[type[Function]] = []   # the ops that declare names or a batching kind, in the order defined
 
 
 def read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple[tuple, list]:

@@ -29,31 +29,31 @@ class _Mask(_Elementwise):
         return cls.kernel(torch.ones_like(x), x, *options)
 
 
-class Hardtanh(_Mask, node="HardtanhBackward0"):
+class Hardtanh(_Mask, node="HardtanhBackward0", batching="pointwise"):
     """x clipped to [min_val, max_val]: the gradient passes strictly inside."""
     function = staticmethod(lambda a, low, high: aten.hardtanh(a, low, high))
     kernel = staticmethod(aten.hardtanh_backward)
 
 
-class Hardshrink(_Mask, node="HardshrinkBackward0"):
+class Hardshrink(_Mask, node="HardshrinkBackward0", batching="pointwise"):
     """x where |x| > lambd, else 0: the gradient passes where x is kept."""
     function = staticmethod(lambda a, lambd: aten.hardshrink(a, lambd))
     kernel = staticmethod(aten.hardshrink_backward)
 
 
-class Softshrink(_Mask, node="SoftshrinkBackward0"):
+class Softshrink(_Mask, node="SoftshrinkBackward0", batching="pointwise"):
     """x - lambd above lambd, x + lambd below -lambd, else 0: the gradient passes outside [-lambd, lambd]."""
     function = staticmethod(lambda a, lambd: aten.softshrink(a, lambd))
     kernel = staticmethod(aten.softshrink_backward)
 
 
-class Threshold(_Mask, node="ThresholdBackward0"):
+class Threshold(_Mask, node="ThresholdBackward0", batching="pointwise"):
     """x where x > threshold, else value: the gradient passes where x > threshold."""
     function = staticmethod(lambda a, threshold, value: torch.threshold(a, threshold, value))
     kernel = staticmethod(lambda grad, a, threshold, value: aten.threshold_backward(grad, a, threshold))
 
 
-class Hardsigmoid(_Mask, node="HardsigmoidBackward0"):
+class Hardsigmoid(_Mask, node="HardsigmoidBackward0", batching="pointwise"):
     """x / 6 + 1/2 clipped to [0, 1]: d/dx = 1/6 strictly inside (-3, 3)."""
     function = staticmethod(lambda a: aten.hardsigmoid(a))
     kernel = staticmethod(aten.hardsigmoid_backward)
@@ -78,14 +78,14 @@ def hardswish_slope(x):
     return (x / 3 + 0.5).where((x > -3) & (x < 3), 0.0) + (x >= 3).to(x.dtype)
 
 
-class Hardswish(_NanAsKernel, node="HardswishBackward0"):
+class Hardswish(_NanAsKernel, node="HardswishBackward0", batching="pointwise"):
     """x * hardsigmoid(x)."""
     function = staticmethod(lambda a: aten.hardswish(a))
     slope = staticmethod(hardswish_slope)
     kernel = staticmethod(aten.hardswish_backward)
 
 
-class Glu(Function, node="GluBackward0", saves=("self",)):
+class Glu(Function, node="GluBackward0", saves=("self",), batching=("along", 1)):
     """a * sigmoid(b), a and b the two halves of the input along dim."""
 
     @staticmethod
@@ -111,7 +111,7 @@ class Glu(Function, node="GluBackward0", saves=("self",)):
         return ta * gate + a * gate * (1 - gate) * tb
 
 
-class Prelu(Function, node="PreluKernelBackward0", saves=("self", "weight")):
+class Prelu(Function, node="PreluKernelBackward0", saves=("self", "weight"), batching="pointwise"):
     """x for x > 0, weight * x otherwise (weight broadcast along the channels): d/dx = 1 or weight, d/dweight = 0
     or x."""
 

@@ -38,7 +38,7 @@ class T(Function, node="TBackward0", is_view=True):
         return ta.t()
 
 
-class Transpose(Function, node="TransposeBackward0", is_view=True):
+class Transpose(Function, node="TransposeBackward0", is_view=True, batching=("along", 1, 2)):
     """Swap two dimensions; the gradient swaps them back."""
 
     @staticmethod
@@ -94,7 +94,7 @@ class UnsafeView(View, node="UnsafeViewBackward0", is_view=False):
     """A reshape of a fresh copy (what torch's reshape and matmul record): not a view of anything."""
 
 
-class Clone(Function, node="CloneBackward0"):
+class Clone(Function, node="CloneBackward0", batching="pointwise"):
     """A copy: the gradient passes through."""
 
     @staticmethod
@@ -161,7 +161,7 @@ class Squeeze(Function, node="SqueezeBackward0", is_view=True):
         return ta.reshape(ctx._result.shape)
 
 
-class SqueezeDim(Function, node="SqueezeBackward1", is_view=True):
+class SqueezeDim(Function, node="SqueezeBackward1", is_view=True, batching=("along", 1)):
     """Remove dimension `dim` if it has size 1."""
 
     @staticmethod
@@ -178,7 +178,7 @@ class SqueezeDim(Function, node="SqueezeBackward1", is_view=True):
         return ta.reshape(ctx._result.shape)
 
 
-class SqueezeDims(SqueezeDim, node="SqueezeBackward2", is_view=True):
+class SqueezeDims(SqueezeDim, node="SqueezeBackward2", is_view=True, batching=("along", 1)):
     """squeeze with a tuple or list of dims (torch's squeeze.dims overload, a node of its own): as SqueezeDim."""
 
 
@@ -215,7 +215,7 @@ class CopyGrad(Function, node="CopyBackwards"):
         return None, grad.to(ctx.dtype)
 
 
-class ToCopy(Function, node="ToCopyBackward0"):
+class ToCopy(Function, node="ToCopyBackward0", batching="pointwise"):
     """A copy on another device or with another dtype; the gradient goes back to the original's."""
 
     @staticmethod
@@ -233,7 +233,7 @@ class ToCopy(Function, node="ToCopyBackward0"):
         return ta.to(device=result.device, dtype=result.dtype)
 
 
-class ToFreshCopy(ToCopy, node="ToCopyBackward0"):
+class ToFreshCopy(ToCopy, node="ToCopyBackward0", batching="pointwise"):
     """`to(memory_format=...)` or `to(..., copy=True)`: always a new tensor, laid out as asked
     (channels_last, say), even on the same device with the same dtype. The same node as ToCopy's."""
 
@@ -320,7 +320,8 @@ class Slice(_Indexing, node="SliceBackward0", is_view=True):
     """a[..., start:stop:step, ...]: a range along a dimension."""
 
 
-class FwPrimal(Function, node="CppFunction", qualified_name="torch::autograd::Identity", is_view=True):
+class FwPrimal(Function, node="CppFunction", qualified_name="torch::autograd::Identity", is_view=True,
+               batching="pointwise"):
     """unpack_dual(t).primal: all of t as a new view, without its tangent (torch's _fw_primal; its node is a C++
     Identity, which torch shows as CppFunction)."""
 
@@ -337,7 +338,7 @@ class FwPrimal(Function, node="CppFunction", qualified_name="torch::autograd::Id
         return ta
 
 
-class Alias(Function, node="AliasBackward0", is_view=True):
+class Alias(Function, node="AliasBackward0", is_view=True, batching="pointwise"):
     """a[...]: all of a, as a new view of it."""
 
     @staticmethod
@@ -353,7 +354,7 @@ class Alias(Function, node="AliasBackward0", is_view=True):
         return ta[...]
 
 
-class Diagonal(Function, node="DiagonalBackward0", is_view=True):
+class Diagonal(Function, node="DiagonalBackward0", is_view=True, batching=("along", 2, 3)):
     """a.diagonal(offset, dim1, dim2): the elements a[..., i, i + offset, ...], a view."""
 
     @staticmethod
@@ -372,7 +373,7 @@ class Diagonal(Function, node="DiagonalBackward0", is_view=True):
         return ta.diagonal(*ctx.args)
 
 
-class Unbind(Function, node="UnbindBackward0", is_view=True):
+class Unbind(Function, node="UnbindBackward0", is_view=True, batching=("along", 1)):
     """a.unbind(dim): every position along dim, as separate views; their gradients are stacked back."""
 
     @staticmethod
@@ -394,7 +395,7 @@ class Unbind(Function, node="UnbindBackward0", is_view=True):
         return ta.unbind(ctx.dim)
 
 
-class Split(Function, node="SplitBackward0", is_view=True):
+class Split(Function, node="SplitBackward0", is_view=True, batching=("along", 2)):
     """a.split(size, dim) and a.chunk(n, dim): consecutive pieces as views; gradients are joined back."""
 
     @staticmethod
@@ -418,7 +419,7 @@ class Split(Function, node="SplitBackward0", is_view=True):
         return tuple(ta.split([r.shape[ctx.dim] for r in ctx._result], ctx.dim))
 
 
-class SplitWithSizes(Split, node="SplitWithSizesBackward0"):
+class SplitWithSizes(Split, node="SplitWithSizesBackward0", batching=("along", 2)):
     """a.split([sizes], dim): pieces of the sizes listed."""
 
 

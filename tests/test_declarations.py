@@ -1,0 +1,56 @@
+"""An op declared once (issue 42): what an op's class line declares is what the package has, and torch's names.
+
+`function=` names are torch functions and become `tg.<name>`; `method=` names are torch.Tensor methods and
+become Variable's; `batching=` is vmap's rule for the op (teachgrad/api/declared.py and
+teachgrad/features/batching_rules.py read them; nothing else lists them).
+"""
+import inspect
+
+import pytest
+import torch
+
+import teachgrad as tg
+from teachgrad.core.function import DECLARED
+from teachgrad.features import batching_rules
+
+NAMED = [op for op in DECLARED if op.function_names or op.method_names]
+
+
+def test_ops_declare_names_and_kinds():
+    assert len(NAMED) > 30 and len([op for op in DECLARED if op.batching]) > 100
+
+
+@pytest.mark.parametrize("op", NAMED, ids=lambda op: op.__name__)
+def test_declared_names_are_torchs_and_teachgrads(op):
+    for name in op.function_names:
+        assert callable(getattr(torch, name)), f"torch.{name}"
+        assert getattr(tg, name) is getattr(tg, op.function_names[0])
+    for name in op.method_names:
+        assert callable(getattr(torch.Tensor, name)), f"torch.Tensor.{name}"
+        assert inspect.isfunction(getattr(tg.Variable, name))
+
+
+@pytest.mark.parametrize("op", NAMED, ids=lambda op: op.__name__)
+def test_a_declared_function_records_the_op_torch_records(op):
+    torch.manual_seed(0)
+    arity = len(inspect.signature(getattr(tg, op.function_names[0]) if op.function_names
+                                  else getattr(tg.Variable, op.method_names[0])).parameters)
+    shape = (4,) if op.__name__ == "Vdot" else (3, 3)   # (vdot takes vectors)
+    data = [torch.rand(shape, dtype=torch.float64) * 3 - 1 for _ in range(arity)]   # (nan where torch's is too)
+    ours = [tg.tensor(d, requires_grad=True) for d in data]
+    theirs = [d.clone().requires_grad_() for d in data]
+    for name in op.function_names:
+        a, b = getattr(tg, name)(*ours), getattr(torch, name)(*theirs)
+        assert type(a.grad_fn).__name__ == type(b.grad_fn).__name__
+        torch.testing.assert_close(a.data, b.detach(), rtol=0, atol=0, equal_nan=True)
+    for name in op.method_names:
+        a, b = getattr(ours[0], name)(*ours[1:]), getattr(theirs[0], name)(*theirs[1:])
+        assert type(a.grad_fn).__name__ == type(b.grad_fn).__name__
+        torch.testing.assert_close(a.data, b.detach(), rtol=0, atol=0, equal_nan=True)
+
+
+def test_every_declared_kind_is_a_batching_rule():
+    for op in DECLARED:
+        if op.batching:
+            rule = batching_rules.RULES[op]
+            assert rule is batching_rules.pointwise if op.batching == "pointwise" else rule.__qualname__.startswith("along")
