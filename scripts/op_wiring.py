@@ -56,12 +56,17 @@ class File:
                     if alias.name.split(".")[0] == "teachgrad":
                         self.aliases[alias.asname or alias.name] = alias.name.partition(".")[2]
         # the names read from ops' modules: `ops.Tan`, `pointwise_math.Tan`, `tg.ops.Tan`, or imported from one
-        self.names = {name for module, name in self.imported if module == "ops" or module.startswith("ops.")}
+        self.read = set(self.imported)   # (module, name): imported from a module, or read as `alias.name`
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Attribute):
                 module = self.module_of(node.value)
-                if module is not None and (module == "ops" or module.startswith("ops.")):
-                    self.names.add(node.attr)
+                if module is not None:
+                    self.read.add((module, node.attr))
+        self.names = {name for module, name in self.read if module == "ops" or module.startswith("ops.")}
+        # the identifiers each public module-level function's body mentions (for the functions that call an op)
+        self.bodies = {node.name: {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
+                                   if isinstance(n, (ast.Name, ast.Attribute))}
+                       for node in self.tree.body if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")}
 
     def module_of(self, node: ast.expr) -> str | None:
         """The teachgrad module an expression such as `ops`, `tg.ops` or `pointwise_math` stands for, or None."""
@@ -74,12 +79,7 @@ class File:
 
     def reads_from(self, module: str, name: str) -> bool:
         """Whether this file imports `name` from `module`, or reads `alias.name` where alias is that module."""
-        if (module, name) in self.imported:
-            return True
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Attribute) and node.attr == name and self.module_of(node.value) == module:
-                return True
-        return False
+        return (module, name) in self.read
 
 
 def op_classes(files: list[File]) -> dict[str, File]:
@@ -110,16 +110,7 @@ def op_classes(files: list[File]) -> dict[str, File]:
 
 def wrappers(files: list[File], op: str, own: File) -> list[tuple[File, str]]:
     """The module-level functions (outside the op's own file) whose body names the op."""
-    found = []
-    for f in files:
-        if f is own:
-            continue
-        for node in f.tree.body:
-            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
-                if any(isinstance(n, ast.Name) and n.id == op or isinstance(n, ast.Attribute) and n.attr == op
-                       for n in ast.walk(node)):
-                    found.append((f, node.name))
-    return found
+    return [(f, function) for f in files if f is not own for function, names in f.bodies.items() if op in names]
 
 
 def wiring(files: list[File]) -> dict[str, dict[str, str]]:
