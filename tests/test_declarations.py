@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import teachgrad as tg
-from teachgrad.core.function import DECLARED
+from teachgrad.core.function import DECLARED, Function
 from teachgrad.features import batching_rules
 
 NAMED = [op for op in DECLARED if op.function_names or op.method_names]
@@ -70,3 +70,32 @@ def test_one_op_one_place():
     assert len(counts) > 200
     assert counts[len(counts) // 2] <= 2 and counts[int(0.9 * len(counts))] <= 4, counts
     assert op_wiring.wiring([op_wiring.File(p) for p in sorted(op_wiring.PACKAGE.rglob("*.py"))])["Hypot"] == {}
+
+
+LINEAR = [op for op in vars(tg.ops).values() if isinstance(op, type) and getattr(op, "linear", False)]
+
+
+@pytest.mark.parametrize("name, call", [("neg", lambda x: -x), ("t", lambda x: x.t()), ("clone", lambda x: x.clone())])
+def test_a_linear_ops_tangent_is_its_forward_of_the_tangent_as_torchs(name, call):
+    """`linear=True` (Neg, T, Clone; Alias too): the tangent is the op applied to the tangent; recorded when the tangent
+    requires grad (reverse over forward), with torch's node, and its gradient torch's."""
+    def run(lib, fw):
+        x = lib.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]], dtype=torch.float64, requires_grad=True)
+        v = lib.tensor([[0.25, 1.0, -1.0], [2.0, -0.5, 3.0]], dtype=torch.float64, requires_grad=True)
+        with fw.dual_level():
+            tangent = fw.unpack_dual(call(fw.make_dual(x, v))).tangent
+            (grad,) = lib.autograd.grad(tangent.sum(), v)
+        return tangent.detach(), type(tangent.grad_fn).__name__, grad
+    ours, theirs = run(tg, tg.autograd.forward_ad), run(torch, torch.autograd.forward_ad)
+    torch.testing.assert_close(ours[0].data, theirs[0], rtol=0, atol=0)
+    assert ours[1] == theirs[1]
+    torch.testing.assert_close(ours[2].data, theirs[2], rtol=0, atol=0)
+
+
+def test_linear_ops_are_declared_and_a_jvp_beside_linear_is_refused():
+    assert {op.__name__ for op in LINEAR} >= {"Neg", "T", "Clone", "Alias"}
+    with pytest.raises(TypeError, match="linear=True and a jvp"):
+        class Twice(Function, linear=True):
+            @staticmethod
+            def jvp(ctx, t):
+                return 2 * t

@@ -63,6 +63,7 @@ class Function:
     method_names = ()            # [method] torch's Tensor method names: Variable.tan
     batching = None              # [batching] vmap's kind of rule: "pointwise", ("along", k) (a dim at argument k),
                                  # or None: a rule of its own in features/batching_rules.py's table, or none
+    linear = False               # [linear] linear in its first input: its jvp is its forward applied to the tangent
 
     def __init_subclass__(cls, **bookkeeping: Any) -> None:
         """An op declares torch's bookkeeping in its class line (the keywords in brackets above)."""
@@ -73,6 +74,10 @@ class Function:
             if keyword in ("function", "method") and isinstance(value, str):
                 value = (value,)
             setattr(cls, BOOKKEEPING[keyword], value)
+        if bookkeeping.get("linear"):
+            if "jvp" in cls.__dict__:
+                raise TypeError(f"{cls.__name__}: a linear op's jvp is its forward; it declares linear=True and a jvp")
+            cls.jvp = staticmethod(linear_jvp(cls))
         if cls.function_names or cls.method_names or cls.batching:
             DECLARED.append(cls)
         super().__init_subclass__()
@@ -158,8 +163,17 @@ class Function:
 BOOKKEEPING = {"node": "node_name", "saves": "saved_names", "qualified_name": "qualified_name",
                "numbers_are_inputs": "numbers_are_inputs", "none_is_input": "none_is_input",
                "nondifferentiable_args": "nondifferentiable_args", "is_view": "is_view", "pack_order": "pack_order",
-               "function": "function_names", "method": "method_names", "batching": "batching"}
+               "function": "function_names", "method": "method_names", "batching": "batching", "linear": "linear"}
 DECLARED: list[type[Function]] = []   # the ops that declare names or a batching kind, in the order defined
+
+
+def linear_jvp(op: type[Function]) -> Any:
+    """The jvp of an op linear in its first input (declared `linear=True`, as HIPS autograd's `def_linear`): the op's
+    forward, applied to that input's tangent with the other arguments as they were (on a node of its own, so
+    nothing forward keeps lands on the op's node). On a Variable tangent it records what forward runs."""
+    def jvp(ctx: BackwardNode, tangent: Any, *_: Any) -> Any:
+        return op.forward(op._backward_cls(), tangent, *ctx._primals[1:])
+    return jvp
 
 
 def read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple[tuple, list]:

@@ -184,7 +184,7 @@ class MulByNumber(Mul, node="MulBackward1", saves=(), numbers_are_inputs=False, 
     """a * number, as torch's own kernels record it: one input, nothing saved but the number."""
 
 
-class Neg(Function, node="NegBackward0", batching="pointwise"):
+class Neg(Function, node="NegBackward0", batching="pointwise", linear=True):
     """-a."""
 
     @staticmethod
@@ -194,10 +194,6 @@ class Neg(Function, node="NegBackward0", batching="pointwise"):
     @staticmethod
     def backward(ctx, grad):
         return -grad
-
-    @staticmethod
-    def jvp(ctx, ta):
-        return -ta
 
 
 class Reciprocal(Function, node="ReciprocalBackward0", saves=("result",), batching="pointwise", function="reciprocal"):

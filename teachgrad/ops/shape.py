@@ -22,7 +22,7 @@ def wrap_dim(dim, ndim):
     return dim % bound
 
 
-class T(Function, node="TBackward0", is_view=True):
+class T(Function, node="TBackward0", is_view=True, linear=True):
     """a.t(): transpose a matrix; the gradient is transposed back."""
 
     @staticmethod
@@ -32,10 +32,6 @@ class T(Function, node="TBackward0", is_view=True):
     @staticmethod
     def backward(ctx, grad):
         return grad.t()
-
-    @staticmethod
-    def jvp(ctx, ta):
-        return ta.t()
 
 
 class Transpose(Function, node="TransposeBackward0", is_view=True, batching=("along", 1, 2)):
@@ -94,7 +90,7 @@ class UnsafeView(View, node="UnsafeViewBackward0", is_view=False):
     """A reshape of a fresh copy (what torch's reshape and matmul record): not a view of anything."""
 
 
-class Clone(Function, node="CloneBackward0", batching="pointwise"):
+class Clone(Function, node="CloneBackward0", batching="pointwise", linear=True):
     """A copy: the gradient passes through."""
 
     @staticmethod
@@ -104,10 +100,6 @@ class Clone(Function, node="CloneBackward0", batching="pointwise"):
     @staticmethod
     def backward(ctx, grad):
         return grad, None
-
-    @staticmethod
-    def jvp(ctx, ta, _memory_format):
-        return ta.clone(memory_format=ctx._primals[1])
 
 
 class ReshapeAlias(View, node="ReshapeAliasBackward0"):
@@ -338,7 +330,7 @@ class FwPrimal(Function, node="CppFunction", qualified_name="torch::autograd::Id
         return ta
 
 
-class Alias(Function, node="AliasBackward0", is_view=True, batching="pointwise"):
+class Alias(Function, node="AliasBackward0", is_view=True, batching="pointwise", linear=True):
     """a[...]: all of a, as a new view of it."""
 
     @staticmethod
@@ -348,10 +340,6 @@ class Alias(Function, node="AliasBackward0", is_view=True, batching="pointwise")
     @staticmethod
     def backward(ctx, grad):
         return grad
-
-    @staticmethod
-    def jvp(ctx, ta):
-        return ta[...]
 
 
 class Diagonal(Function, node="DiagonalBackward0", is_view=True, batching=("along", 2, 3)):
