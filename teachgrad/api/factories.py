@@ -57,7 +57,8 @@ def _factory(torch_fn: Callable[..., torch.Tensor]) -> Callable[..., Variable]:
             return batching.draw_random(torch_fn, args, dict(kwargs, requires_grad=requires_grad))
         args = tuple(a.data if isinstance(a, variable_class.Variable) else a for a in args)
         if requires_grad is not None and type(requires_grad) is not bool:   # torch refuses 1 or 1.0, as it says
-            return variable_class.Variable(torch_fn(*args, requires_grad=requires_grad, **kwargs), requires_grad=bool(requires_grad))
+            data = torch_fn(*args, requires_grad=requires_grad, **kwargs)
+            return variable_class.Variable(data, requires_grad=bool(requires_grad))
         return variable_class.Variable(torch_fn(*args, **kwargs), requires_grad=requires_grad)
 
     make.__doc__ = f"Like torch.{torch_fn.__name__}, returning a leaf Variable."

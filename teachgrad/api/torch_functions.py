@@ -233,18 +233,20 @@ def stack(tensors: Sequence[TensorLike], dim: int = 0) -> Variable:
 def _check_sequence(name, tensors):
     """As torch: a list or tuple of tensors, never one tensor (which would be joined row by row)."""
     if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-                        f"{'Tensor' if isinstance(tensors, (variable_class.Variable, torch.Tensor)) else type(tensors).__name__}")
+        kind = "Tensor" if isinstance(tensors, (variable_class.Variable, torch.Tensor)) else type(tensors).__name__
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not {kind}")
 
 
 def all(input: TensorLike, *args: Any, **kwargs: Any) -> Variable:
     """Whether all elements are true (or, along `dim`, each row's answer): torch.all on the data, no gradient."""
-    return variable_class.Variable._make(torch.all(input.data if isinstance(input, variable_class.Variable) else input, *args, **kwargs))
+    data = input.data if isinstance(input, variable_class.Variable) else input
+    return variable_class.Variable._make(torch.all(data, *args, **kwargs))
 
 
 def any(input: TensorLike, *args: Any, **kwargs: Any) -> Variable:
     """Whether any element is true (or, along `dim`, each row's answer): torch.any on the data, no gradient."""
-    return variable_class.Variable._make(torch.any(input.data if isinstance(input, variable_class.Variable) else input, *args, **kwargs))
+    data = input.data if isinstance(input, variable_class.Variable) else input
+    return variable_class.Variable._make(torch.any(data, *args, **kwargs))
 
 
 def allclose(a: TensorLike, b: TensorLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:

@@ -10,8 +10,8 @@ from ..core.function import Function as _Function
 from . import (activation, activation_more, arithmetic, attention, einsum, indexing, layers, layout, linalg, losses,
                padding_pooling, pointwise, pointwise_math, power, products, reduction, rnn, scan, selection, shape,
                statistics, unary, writes)
-FAMILIES = (arithmetic, power, linalg, pointwise, reduction, shape, writes, activation, einsum, indexing, layers, layout,
-            scan, losses, statistics, unary, attention, pointwise_math, selection, products, activation_more,
+FAMILIES = (arithmetic, power, linalg, pointwise, reduction, shape, writes, activation, einsum, indexing, layers,
+            layout, scan, losses, statistics, unary, attention, pointwise_math, selection, products, activation_more,
             padding_pooling, rnn)
 
 for _family in FAMILIES:   # every public op class, under its name
