@@ -29,7 +29,8 @@ from . import autograd, nn, ops, optim, utils
 from .core import engine
 from .core.engine import grad
 from .api import interop
-from .api.factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, Tensor, arange, empty, eye, from_numpy,
+from .tensor_types import BoolTensor, DoubleTensor, FloatTensor, LongTensor, Tensor
+from .api.factories import (arange, empty, eye, from_numpy,
                             full, full_like, linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like,
                             randperm, tensor, zeros, zeros_like)
 from .api.torch_functions import (abs, add, all, allclose, any, cat, chunk, clamp, cos, div, dot, eq, equal, exp,
@@ -37,27 +38,21 @@ from .api.torch_functions import (abs, add, all, allclose, any, cat, chunk, clam
                                   mul, neg, norm, pow, relu, reshape, sigmoid, sin, split, sqrt, square, squeeze, stack,
                                   sub, sum, t, tanh, transpose, unsqueeze, where)
 # ops with torch's signatures (teachgrad/api/torch_signatures.py, teachgrad/nn/functional.py)
-from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, erf, expm1, flip, gather, histogram, index_select,
-                                   log10, log1p, log2, log_softmax, logcumsumexp, logsumexp, masked_select, meshgrid,
-                                   movedim, repeat_interleave, roll, rsqrt, scatter, scatter_add, softmax, sort, std,
-                                   tile, topk, tril, triu, var)
+from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, flip, gather, histogram, index_select, log_softmax,
+                                   logcumsumexp, logsumexp, masked_select, meshgrid, movedim, repeat_interleave, roll,
+                                   scatter, scatter_add, softmax, sort, std, tile, topk, tril, triu, var)
 # more ops, by family (teachgrad/api/op_families.py)
-from .api.op_families import (acos, acosh, addcdiv, addcmul, asin, asinh, atan, atan2, atanh, ceil, clamp_max,
-                              clamp_min, copysign, cosh, deg2rad, digamma, erfc, erfinv, exp2, float_power, floor,
-                              fmax, fmin, fmod, frac, hypot, ldexp, lerp, lgamma, logaddexp, logaddexp2, logit,
-                              nan_to_num, polygamma, positive, rad2deg, reciprocal, remainder, round, rsub, sgn, sign,
-                              sinc, sinh, tan, trunc, true_divide, xlogy)
-from .api.op_families import (acos as arccos, acosh as arccosh, asin as arcsin, asinh as arcsinh, atan as arctan,
-                              atan2 as arctan2, atanh as arctanh, trunc as fix)
+from .api.op_families import (addcdiv, addcmul, clamp_max, clamp_min, copysign, float_power, fmod, lerp, logit,
+                              nan_to_num, polygamma, positive, remainder, round, rsub, true_divide, xlogy)
 from .api.op_families import (amax, amin, aminmax, cummax, cummin, kthvalue, median, mode, msort, nanmean,
                               nanmedian, nansum, prod, std_mean, var_mean)
 from .api.op_families import (addbmm, addmm, addmv, addr, atleast_1d, atleast_2d, atleast_3d, baddbmm,
                               broadcast_tensors, broadcast_to, clone, column_stack, diagonal, diff, dsplit, dstack,
                               fliplr, flipud, hsplit, hstack, mv, narrow, outer, permute, ravel, reshape_as, rot90,
-                              select, split_with_sizes, take_along_dim, tensor_split, trace, unbind, vdot,
-                              vsplit, vstack)
+                              select, split_with_sizes, take_along_dim, tensor_split, unbind, vsplit, vstack)
 from .api.op_families import outer as ger
 from .api.torch_functions import unflatten
+from .api.declared import FUNCTIONS as _DECLARED_FUNCTIONS
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .features.custom_function import Function
@@ -73,6 +68,8 @@ from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_i
                               set_grad_enabled)
 from . import func   # torch.func's transforms, on teachgrad's engine
 
+# the ops whose class line declares torch's names, under those names: tg.tan, tg.hypot, ... (teachgrad/api/declared.py)
+globals().update(_DECLARED_FUNCTIONS)
 
 import sys as _sys  # noqa: E402
 _sys.modules[__name__ + ".cuda"] = cuda   # `import teachgrad.cuda` finds torch's, as `teachgrad.cuda` does

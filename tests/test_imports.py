@@ -1,10 +1,12 @@
-"""Imports go one way (issue 33): the layers of docs/architecture.md, checked on the source.
+"""Imports go one way (issues 33, 42): the layers of docs/architecture.md, checked on the source.
 
-The import graph is read with `ast` (imports at the top of a module and inside functions alike, relative
-ones resolved; not those under `if TYPE_CHECKING:`, which never run), so an import tucked into a function to
-dodge a circle still counts. The story's own circle (a Variable's methods run ops, `apply` makes Variables,
-`backward` runs the engine) is not an import circle either: teachgrad/core/variable.py hands its class to the
-layers below it once (teachgrad/rules/variable_class.py), as torch's C++ core is handed the Python Tensor class.
+The import graph is read with `ast`: imports at the top of a module, inside functions, and under
+`if TYPE_CHECKING:` (names for hints only, but a reader, and a type checker, still follow them), relative ones
+resolved; so an import tucked into a function, or kept for a hint, to dodge a circle still counts. Between
+folders the direction is a table, `ALLOWED` below: which layer may import which; everything else is an import
+up the layers. The story's own circle (a Variable's methods run ops, `apply` makes Variables, `backward` runs
+the engine) is not an import circle either: teachgrad/core/variable.py hands its class to the layers below it once
+(teachgrad/rules/variable_class.py), as torch's C++ core is handed the Python Tensor class.
 """
 import ast
 from pathlib import Path
@@ -24,14 +26,10 @@ def _modules():
 def _imports(name, tree, is_package, modules):
     """(module imported, whether the import is at the module's top level), for each teachgrad module it imports.
 
-    Imports under `if TYPE_CHECKING:` are left out: they are never run (names for type hints only)."""
+    Imports under `if TYPE_CHECKING:` count too: never run, but a hint's import is still an arrow a reader follows."""
     top = {id(node) for node in tree.body}
-    hints_only = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
-                  and getattr(block.test, "id", None) == "TYPE_CHECKING" for stmt in block.body for node in ast.walk(stmt)}
     found = []
     for node in ast.walk(tree):
-        if id(node) in hints_only:
-            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names if alias.name.split(".")[0] == "teachgrad"]
             targets = [t.partition(".")[2] for t in targets]
@@ -73,9 +71,57 @@ def _cyclic(edges):
     return sorted(components, key=len, reverse=True)
 
 
+# The layers, top to bottom, and which layers each may import (docs/architecture.md draws the same table). A layer is
+# a folder of teachgrad/ or a module at its top; core/variable.py is a layer of its own, above the rest of core/
+# (its methods run the ops, which are made of core/function.py). Imports inside one folder are not in the table:
+# test_no_import_circle keeps those one way.
+BELOW_PUBLIC = {"features", "core.variable", "api", "ops", "core", "rules"}
+PUBLIC = {"teachgrad", "autograd", "func", "functorch", "nn", "optim", "utils", "tensor_types"}
+ALLOWED = {
+    # teaching tools, apart: they use the public packages (and show the inside)
+    "exercises": PUBLIC | BELOW_PUBLIC, "check": PUBLIC | BELOW_PUBLIC, "viz": PUBLIC | BELOW_PUBLIC,
+    "short_errors": PUBLIC | BELOW_PUBLIC,
+    # the public packages, at torch's paths
+    "teachgrad": PUBLIC - {"teachgrad", "functorch"} | BELOW_PUBLIC,
+    "functorch": {"func"},
+    "autograd": {"func"} | BELOW_PUBLIC,
+    "func": BELOW_PUBLIC,
+    "nn": BELOW_PUBLIC, "optim": BELOW_PUBLIC, "utils": BELOW_PUBLIC, "tensor_types": BELOW_PUBLIC,
+    # what the user switches on
+    "features": {"core.variable", "api", "ops", "core", "rules"},
+    # the story's first file, Variable: its methods, the ops, the engine
+    "core.variable": {"api", "ops", "core", "rules"},
+    # the API surface, the ops, the story's apply/node/engine, torch's rules
+    "api": {"ops", "core", "rules"},
+    "ops": {"core", "rules"},
+    "core": {"rules"},
+    "rules": set(),
+}
+
+
+def _layer(module):
+    """The layer a module ('ops.shape', 'core.variable', '' for teachgrad/__init__.py) belongs to."""
+    if module == "core.variable" or not module:
+        return module or "teachgrad"
+    return module.split(".")[0]
+
+
+def test_the_layers_table_is_one_way_and_names_every_layer():
+    layers = {_layer(m) for m in _modules()}
+    assert layers == set(ALLOWED), f"layers not in ALLOWED: {layers - set(ALLOWED)}; gone: {set(ALLOWED) - layers}"
+    assert not _cyclic({layer: set(allowed) for layer, allowed in ALLOWED.items()}), "ALLOWED has a circle"
+
+
+def test_imports_between_folders_go_the_way_the_table_says():
+    """Each import from one layer into another is one ALLOWED names (hint-only imports under TYPE_CHECKING too)."""
+    wrong = sorted(f"teachgrad/{m or '__init__'} imports teachgrad/{t} ({_layer(m)} -> {_layer(t)})"
+                   for m, imported in _graph().items() for t, _ in imported
+                   if _layer(m) != _layer(t) and _layer(t) not in ALLOWED[_layer(m)])
+    assert not wrong, "imports up the layers:\n" + "\n".join(wrong)
+
+
 # Below Variable: every module that teachgrad/core/variable.py stands on finds the class in rules/variable_class.py.
-BELOW_VARIABLE = ("core.function", "core.node", "core.engine", "rules.", "ops.", "api.tensor_methods",
-                  "api.torch_signatures", "api.interop", "features.anomaly_mode", "features.saved_tensor_hooks")
+BELOW_VARIABLE = ("core.function", "core.node", "core.engine", "rules.", "ops.", "api.")
 MAX_TOP_LEVEL = 15
 
 

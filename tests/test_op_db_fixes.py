@@ -219,3 +219,39 @@ def test_sinc_first_and_second_derivative_near_zero_are_torchs_bits():
         g2, = lib.autograd.grad(g, x, wrap(ct2))
         return y, type(y.grad_fn).__name__, g, g2
     same(derivatives)
+
+
+@pytest.mark.parametrize("value", [1, True, 3, 3.14, -3, 0.5])
+def test_addcmul_gradient_and_tangent_in_torchs_dtypes(value):
+    """torch's derivatives.yaml (issue #42): tensor1's gradient grad * (tensor2 * value), tensor2's grad * (tensor1 *
+    value): tensor1 * value is rounded in bfloat16 before the float64 grad multiplies it (grouped as teachgrad had
+    it, (grad * tensor1) * value, tensor2's gradient differed by up to 0.14 near 44). Its tangent: self_t +
+    maybe_multiply(t1_t * t2, value) + maybe_multiply(t2_t * t1, value), in those dtypes. Inputs: addcdiv's sample."""
+    def gradient(lib):
+        a, t1, t2 = _addcdiv_leaves(lib)
+        out = lib.addcmul(a, t1, t2, value=value)
+        cotangent = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(1)) * 16
+        grads = lib.autograd.grad(out, (a, t1, t2), cotangent if lib is torch else tg.Variable(cotangent),
+                                  create_graph=True)
+        return (out, type(out.grad_fn).__name__) + tuple(grads)
+
+    def tangent(lib):
+        fw = gfw if lib is tg else tfw
+        with fw.dual_level():
+            return fw.unpack_dual(lib.addcmul(*_addcdiv_leaves(lib, fw), value=value)).tangent
+    same(gradient)
+    same(tangent)
+
+
+def test_addcmul_tensor2_gradient_rounds_tensor1_times_value_in_bfloat16():
+    """The issue's case (#42): value=3 and tensor1 values whose triple is not a bfloat16 (14.6875 * 3 = 44.0625,
+    rounded to 44): torch's tensor2 gradient sums grad * bfloat16(tensor1 * 3) over the broadcast rows."""
+    def gradient(lib):
+        a = lib.tensor([[0.5, -1.25, 2.0, 3.5, -0.75], [1.0, 2.0, -3.0, 0.25, 4.0]], dtype=torch.float64,
+                       requires_grad=True)
+        t1 = lib.tensor([[14.6875, -13.9375, 7.34375, -14.4375, 11.6875], [-14.6875, 13.9375, 14.4375, 7.34375, -11.6875]],
+                        dtype=torch.bfloat16, requires_grad=True)
+        t2 = lib.tensor([[0.25, -1.5, 2.75, 0.125, -3.0]], dtype=torch.float32, requires_grad=True)
+        out = lib.addcmul(a, t1, t2, value=3)
+        return lib.autograd.grad(out.sum(), (a, t1, t2))
+    same(gradient)

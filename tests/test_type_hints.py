@@ -14,7 +14,7 @@ import pytest
 import teachgrad
 from teachgrad.core.function import Function
 
-MODULES = ["api.tensor_methods", "api.torch_functions", "api.torch_signatures", "api.factories", "api.sampling",
+MODULES = ["api.tensor_methods", "api.torch_functions", "api.torch_signatures", "api.factories", "api.sampling", "api.declared", "tensor_types",
            "rules.grad_mode", "features.anomaly_mode", "autograd.graph", "autograd.functional", "utils.checkpoint",
            "features.once_differentiable", "nn.functional", "optim", "func", "check", "features.forward_ad",
            "autograd.gradcheck", "features.custom_function", "nn.rnn"]

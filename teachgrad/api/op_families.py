@@ -3,6 +3,8 @@
 products (`tg.addmm`, `tg.outer`, ...). Each function reads its arguments as torch does and calls one op of
 teachgrad.ops, or, where torch records a composition of other ops, that composition; the same functions serve
 as Variable methods (the block "more ops" in teachgrad/api/tensor_methods.py), where torch has the method.
+An op that needs no reading (`tg.tan(input)`, `tg.hypot(input, other)`) has no function here: its class line
+declares torch's names, and teachgrad/api/declared.py makes the function and the method.
 
 Guarded by tests/test_op_families.py (each op against torch) and tests/test_op_db.py (torch's own samples).
 """
@@ -24,75 +26,8 @@ if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad
     Operand: TypeAlias = Variable | torch.Tensor | Number
 
 
-# --- element-wise: trigonometry, exponentials, the gamma family ---------------------------------------------------
-
-def tan(input: TensorLike) -> Variable:
-    return ops.Tan.apply(input)
-
-
-def asin(input: TensorLike) -> Variable:
-    return ops.Asin.apply(input)
-
-
-def acos(input: TensorLike) -> Variable:
-    return ops.Acos.apply(input)
-
-
-def atan(input: TensorLike) -> Variable:
-    return ops.Atan.apply(input)
-
-
-def sinh(input: TensorLike) -> Variable:
-    return ops.Sinh.apply(input)
-
-
-def cosh(input: TensorLike) -> Variable:
-    return ops.Cosh.apply(input)
-
-
-def asinh(input: TensorLike) -> Variable:
-    return ops.Asinh.apply(input)
-
-
-def acosh(input: TensorLike) -> Variable:
-    return ops.Acosh.apply(input)
-
-
-def atanh(input: TensorLike) -> Variable:
-    return ops.Atanh.apply(input)
-
-
-def deg2rad(input: TensorLike) -> Variable:
-    return ops.Deg2rad.apply(input)
-
-
-def rad2deg(input: TensorLike) -> Variable:
-    return ops.Rad2deg.apply(input)
-
-
-def sinc(input: TensorLike) -> Variable:
-    return ops.Sinc.apply(input)
-
-
-def exp2(input: TensorLike) -> Variable:
-    return ops.Exp2.apply(input)
-
-
-def erfc(input: TensorLike) -> Variable:
-    return ops.Erfc.apply(input)
-
-
-def erfinv(input: TensorLike) -> Variable:
-    return ops.Erfinv.apply(input)
-
-
-def lgamma(input: TensorLike) -> Variable:
-    return ops.Lgamma.apply(input)
-
-
-def digamma(input: TensorLike) -> Variable:
-    return ops.Digamma.apply(input)
-
+# --- element-wise: what needs more than `input` (tan, asin, ..., the one-tensor ops, are declared in their class
+# lines and made by teachgrad/api/declared.py) ------------------------------------------------------------------------
 
 def polygamma(n: int, input: TensorLike) -> Variable:
     """torch.polygamma(n, input): the order first (the method takes it alone: x.polygamma(n))."""
@@ -112,38 +47,10 @@ def nan_to_num(input: TensorLike, nan: float = 0.0, posinf: float | None = None,
     return ops.NanToNum.apply(input, nan, posinf, neginf)
 
 
-def frac(input: TensorLike) -> Variable:
-    return ops.Frac.apply(input)
-
-
-def ceil(input: TensorLike) -> Variable:
-    return ops.Ceil.apply(input)
-
-
-def floor(input: TensorLike) -> Variable:
-    return ops.Floor.apply(input)
-
-
-def trunc(input: TensorLike) -> Variable:
-    return ops.Trunc.apply(input)
-
-
 def round(input: TensorLike, *, decimals: int | None = None) -> Variable:
     """To the nearest integer (half to even), or to `decimals` places: given decimals (even 0), torch records
     RoundBackward1."""
     return ops.Round.apply(input) if decimals is None else ops.RoundDecimals.apply(input, decimals)
-
-
-def sgn(input: TensorLike) -> Variable:
-    return ops.Sgn.apply(input)
-
-
-def sign(input: TensorLike) -> Variable:
-    return ops.Sign.apply(input)
-
-
-def reciprocal(input: TensorLike) -> Variable:
-    return ops.Reciprocal.apply(input)
 
 
 def positive(input: TensorLike) -> Variable:
@@ -151,23 +58,7 @@ def positive(input: TensorLike) -> Variable:
     return input
 
 
-# --- element-wise, two tensors --------------------------------------------------------------------------------------
-
-def atan2(input: TensorLike, other: TensorLike) -> Variable:
-    return ops.Atan2.apply(input, other)
-
-
-def hypot(input: TensorLike, other: TensorLike) -> Variable:
-    return ops.Hypot.apply(input, other)
-
-
-def logaddexp(input: TensorLike, other: TensorLike) -> Variable:
-    return ops.Logaddexp.apply(input, other)
-
-
-def logaddexp2(input: TensorLike, other: TensorLike) -> Variable:
-    return ops.Logaddexp2.apply(input, other)
-
+# --- element-wise, two tensors (atan2, hypot, logaddexp(2), fmax, fmin, ldexp: declared in their class lines) ---------
 
 def fmod(input: TensorLike, other: Operand) -> Variable:
     return ops.FmodScalar.apply(input, other) if isinstance(other, numbers.Number) else ops.Fmod.apply(input, other)
@@ -182,22 +73,10 @@ def remainder(input: Operand, other: Operand) -> Variable:
     return ops.Remainder.apply(input, other)
 
 
-def fmax(input: TensorLike, other: TensorLike) -> Variable:
-    return ops.Fmax.apply(input, other)
-
-
-def fmin(input: TensorLike, other: TensorLike) -> Variable:
-    return ops.Fmin.apply(input, other)
-
-
 def copysign(input: TensorLike, other: Operand) -> Variable:
     if isinstance(other, numbers.Number):
         return ops.CopysignScalar.apply(input, other)
     return ops.Copysign.apply(input, other)
-
-
-def ldexp(input: TensorLike, other: TensorLike) -> Variable:
-    return ops.Ldexp.apply(input, other)
 
 
 def xlogy(input: Operand, other: Operand) -> Variable:
@@ -579,16 +458,8 @@ def take_along_dim(input: TensorLike, indices: TensorLike, dim: int | None = Non
     return input.gather(dim, indices.expand(shape_index))
 
 
-def trace(input: TensorLike) -> Variable:
-    return ops.Trace.apply(input)
-
-
 def rot90(input: TensorLike, k: int = 1, dims: Sequence[int] = (0, 1)) -> Variable:
     return ops.Rot90.apply(input, k, dims)
-
-
-def vdot(input: TensorLike, other: TensorLike) -> Variable:
-    return ops.Vdot.apply(input, other)
 
 
 # --- matrix products with an added term ---------------------------------------------------------------------------

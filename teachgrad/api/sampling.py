@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
 import torch
 
 from ..core.function import Function
-from ..core.variable import Variable
+from ..rules import variable_class
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
+    Variable = variable_class.Variable
     Number: TypeAlias = int | float | bool           # a Python number, as torch.types.Number
     TensorLike: TypeAlias = Variable | torch.Tensor  # a teachgrad Variable or a torch tensor
 
@@ -51,13 +52,13 @@ class NormalTensorTensor(_Normal, node="NormalBackward3"):
 def normal(mean: Number | TensorLike, std: Number | TensorLike = 1.0, size: Sequence[int] | None = None, *,
            generator: torch.Generator | None = None, requires_grad: bool = False, **kwargs: Any) -> Variable:
     """Samples of N(mean, std²): `mean` and `std` tensors or numbers; with two numbers, `size` gives the shape."""
-    mean_is_tensor = isinstance(mean, (Variable, torch.Tensor))
-    std_is_tensor = isinstance(std, (Variable, torch.Tensor))
+    mean_is_tensor = isinstance(mean, (variable_class.Variable, torch.Tensor))
+    std_is_tensor = isinstance(std, (variable_class.Variable, torch.Tensor))
     if not (mean_is_tensor or std_is_tensor):   # a factory: a new leaf
         args = (mean, std) if size is None else (mean, std, size)
         if generator is not None:   # (passed only when given, so a wrong call reads as torch's message)
             kwargs["generator"] = generator
-        return Variable(torch.normal(*args, **kwargs), requires_grad=requires_grad)
+        return variable_class.Variable(torch.normal(*args, **kwargs), requires_grad=requires_grad)
     if kwargs:   # (out=, dtype=, ... exist only for the factory form)
         raise TypeError(f"normal() got an unexpected keyword argument '{next(iter(kwargs))}'")
     if mean_is_tensor and std_is_tensor:
@@ -70,5 +71,5 @@ def normal(mean: Number | TensorLike, std: Number | TensorLike = 1.0, size: Sequ
 def multinomial(input: TensorLike, num_samples: int, replacement: bool = False, *,
                 generator: torch.Generator | None = None) -> Variable:
     """Indices drawn from the rows of `input` as (unnormalised) probabilities; integers, so no gradient."""
-    data = input.data if isinstance(input, Variable) else input
-    return Variable._make(torch.multinomial(data, num_samples, replacement, generator=generator))
+    data = input.data if isinstance(input, variable_class.Variable) else input
+    return variable_class.Variable._make(torch.multinomial(data, num_samples, replacement, generator=generator))

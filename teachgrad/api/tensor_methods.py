@@ -17,8 +17,8 @@ import torch
 
 from .. import ops
 from ..rules import tangents, variable_class
-from ..rules.in_place import write_in_place
-from . import interop, op_families, torch_signatures
+from ..ops.in_place import write_in_place
+from . import declared, interop, op_families, torch_signatures
 from ..ops import aten
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
@@ -686,7 +686,7 @@ class TensorMethods:
     # --- in place ---
 
     def _in_place(self, out_of_place, in_place, other=None):
-        """Write into this Variable as torch does (teachgrad/rules/in_place.py: the history it takes over)."""
+        """Write into this Variable as torch does (teachgrad/ops/in_place.py: the history it takes over)."""
         return write_in_place(self, out_of_place, in_place, other)
 
     def add_(self, other: Operand, alpha: Number = 1) -> Variable:
@@ -791,12 +791,6 @@ class TensorMethods:
     logsumexp = torch_signatures.logsumexp
     logcumsumexp = torch_signatures.logcumsumexp
     histogram = torch_signatures.histogram
-    log10 = torch_signatures.log10
-    log2 = torch_signatures.log2
-    log1p = torch_signatures.log1p
-    expm1 = torch_signatures.expm1
-    erf = torch_signatures.erf
-    rsqrt = torch_signatures.rsqrt
     gather = torch_signatures.gather
     scatter = torch_signatures.scatter
     scatter_add = torch_signatures.scatter_add
@@ -818,23 +812,14 @@ class TensorMethods:
 
     # --- end of the ops with torch's signatures ---
 
-    # --- more ops, by family (the functions live in teachgrad/api/op_families.py) ---
+    # --- more ops, by family (the functions live in teachgrad/api/op_families.py; the ops that declare torch's names
+    # in their class line, tan, hypot, ..., are set below the class from teachgrad/api/declared.py) ---
 
-    tan, asin, acos, atan = op_families.tan, op_families.asin, op_families.acos, op_families.atan
-    sinh, cosh, asinh, acosh, atanh = (op_families.sinh, op_families.cosh, op_families.asinh, op_families.acosh,
-                                       op_families.atanh)
-    arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh   # torch's aliases
-    deg2rad, rad2deg, sinc, exp2 = op_families.deg2rad, op_families.rad2deg, op_families.sinc, op_families.exp2
-    erfc, erfinv, lgamma, digamma = op_families.erfc, op_families.erfinv, op_families.lgamma, op_families.digamma
     polygamma = op_families._polygamma_method
-    logit, nan_to_num, frac = op_families.logit, op_families.nan_to_num, op_families.frac
-    ceil, floor, trunc, fix, round = (op_families.ceil, op_families.floor, op_families.trunc, op_families.trunc,
-                                      op_families.round)
-    sgn, positive = op_families.sgn, op_families.positive
-    atan2, arctan2, hypot = op_families.atan2, op_families.atan2, op_families.hypot
-    logaddexp, logaddexp2 = op_families.logaddexp, op_families.logaddexp2
-    fmod, remainder, fmax, fmin = op_families.fmod, op_families.remainder, op_families.fmax, op_families.fmin
-    copysign, ldexp, xlogy, lerp = op_families.copysign, op_families.ldexp, op_families.xlogy, op_families.lerp
+    logit, nan_to_num = op_families.logit, op_families.nan_to_num
+    round, positive = op_families.round, op_families.positive
+    fmod, remainder = op_families.fmod, op_families.remainder
+    copysign, xlogy, lerp = op_families.copysign, op_families.xlogy, op_families.lerp
     addcmul, addcdiv, float_power = op_families.addcmul, op_families.addcdiv, op_families.float_power
     true_divide = op_families.true_divide
     amax, amin, aminmax, nansum, nanmean = (op_families.amax, op_families.amin, op_families.aminmax,
@@ -847,10 +832,14 @@ class TensorMethods:
                                                             op_families.tensor_split, op_families.hsplit,
                                                             op_families.vsplit, op_families.dsplit)
     outer, ger, diff, take_along_dim = op_families.outer, op_families.outer, op_families.diff, op_families.take_along_dim
-    trace, rot90, vdot = op_families.trace, op_families.rot90, op_families.vdot
+    rot90 = op_families.rot90
     addmv, addr, addbmm = op_families.addmv, op_families.addr, op_families.addbmm
 
     # --- end of more ops ---
+
+
+for _name, _method in declared.METHODS.items():   # the ops that declare torch's method names in their class line
+    setattr(TensorMethods, _name, _method)
 
 
 def _expandable(size: Sequence[int], shape: Sequence[int]) -> bool:

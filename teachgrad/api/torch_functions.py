@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
 import torch
 
 from .. import ops
-from ..rules import torch_leaves
+from ..rules import torch_leaves, variable_class
 from .torch_signatures import NOT_GIVEN, check_tensor_list
-from ..core.variable import Variable
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
+    Variable = variable_class.Variable
     Number: TypeAlias = int | float | bool                 # a Python number, as torch.types.Number
     TensorLike: TypeAlias = Variable | torch.Tensor        # a teachgrad Variable or a torch tensor
     Operand: TypeAlias = Variable | torch.Tensor | Number  # a tensor of either kind, or a number: add(x, 1)
@@ -22,15 +22,15 @@ if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
 
 def _variable(x):
     """x as a Variable: a torch tensor that requires grad becomes a leaf of teachgrad's graph (teachgrad/rules/torch_leaves.py)."""
-    if isinstance(x, Variable):
+    if isinstance(x, variable_class.Variable):
         return x
-    return torch_leaves.as_variable(x) if isinstance(x, torch.Tensor) else Variable(x)
+    return torch_leaves.as_variable(x) if isinstance(x, torch.Tensor) else variable_class.Variable(x)
 
 
 def _number_first(a, b):
     """True for `tg.add(0.1, x)`: torch reads the number as a scalar of x's kind (exact for a float64 x), so the op
     takes the Python number itself, as `0.1 + x` does (made a float32 Variable first, it would be rounded)."""
-    return isinstance(a, (int, float)) and isinstance(b, (Variable, torch.Tensor))
+    return isinstance(a, (int, float)) and isinstance(b, (variable_class.Variable, torch.Tensor))
 
 
 def add(a: Operand, b: Operand, alpha: Number = 1) -> Variable:
@@ -60,7 +60,7 @@ def div(a: Operand, b: Operand, *, rounding_mode: str | None | object = NOT_GIVE
 
 
 def pow(a: Operand, exponent: Operand) -> Variable:
-    if not isinstance(a, (Variable, torch.Tensor)):
+    if not isinstance(a, (variable_class.Variable, torch.Tensor)):
         return exponent.__rpow__(a)
     return _variable(a).pow(exponent)
 
@@ -233,27 +233,29 @@ def stack(tensors: Sequence[TensorLike], dim: int = 0) -> Variable:
 def _check_sequence(name, tensors):
     """As torch: a list or tuple of tensors, never one tensor (which would be joined row by row)."""
     if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-                        f"{'Tensor' if isinstance(tensors, (Variable, torch.Tensor)) else type(tensors).__name__}")
+        kind = "Tensor" if isinstance(tensors, (variable_class.Variable, torch.Tensor)) else type(tensors).__name__
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not {kind}")
     check_tensor_list(tensors)
 
 
 def all(input: TensorLike, *args: Any, **kwargs: Any) -> Variable:
     """Whether all elements are true (or, along `dim`, each row's answer): torch.all on the data, no gradient."""
-    return Variable._make(torch.all(input.data if isinstance(input, Variable) else input, *args, **kwargs))
+    data = input.data if isinstance(input, variable_class.Variable) else input
+    return variable_class.Variable._make(torch.all(data, *args, **kwargs))
 
 
 def any(input: TensorLike, *args: Any, **kwargs: Any) -> Variable:
     """Whether any element is true (or, along `dim`, each row's answer): torch.any on the data, no gradient."""
-    return Variable._make(torch.any(input.data if isinstance(input, Variable) else input, *args, **kwargs))
+    data = input.data if isinstance(input, variable_class.Variable) else input
+    return variable_class.Variable._make(torch.any(data, *args, **kwargs))
 
 
 def allclose(a: TensorLike, b: TensorLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """Whether two tensors (Variables or torch tensors) are equal up to tolerances."""
-    a = a.data if isinstance(a, Variable) else a
-    b = b.data if isinstance(b, Variable) else b
+    a = a.data if isinstance(a, variable_class.Variable) else a
+    b = b.data if isinstance(b, variable_class.Variable) else b
     return torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 def is_tensor(x: object) -> bool:
-    return isinstance(x, Variable)
+    return isinstance(x, variable_class.Variable)

@@ -119,29 +119,6 @@ def histogram(input: TensorLike, bins: int | TensorLike = 100, *, range: Sequenc
 
 # --- element-wise -------------------------------------------------------------------------------
 
-def log10(input: TensorLike) -> Variable:
-    return ops.Log10.apply(input)
-
-
-def log2(input: TensorLike) -> Variable:
-    return ops.Log2.apply(input)
-
-
-def log1p(input: TensorLike) -> Variable:
-    return ops.Log1p.apply(input)
-
-
-def expm1(input: TensorLike) -> Variable:
-    return ops.Expm1.apply(input)
-
-
-def erf(input: TensorLike) -> Variable:
-    return ops.Erf.apply(input)
-
-
-def rsqrt(input: TensorLike) -> Variable:
-    return ops.Rsqrt.apply(input)
-
 
 # --- picking and placing by index ---------------------------------------------------------------
 

@@ -26,16 +26,14 @@ import warnings
 
 import torch
 
-from ..features import anomaly_mode
-from ..rules import batching, grad_mode, profiling
+from ..rules import anomaly, batching, grad_mode, profiling
 from ..rules.needed_nodes import catch_input_grads, exec_info
 from .node import AccumulateGrad, BackwardNode, Node
 from ..rules.backward_arguments import (BATCHED_CREATE_GRAPH, ONLY_INPUTS_IGNORED, as_tuple, batched_grad_outputs,
                                         checked_grad_call, checked_inputs, grad_results, make_grads)
 from ..rules.grad_layout import track_owner
 from ..rules.graph_task import graph_task, record_step, recorders, run_final_callbacks, share_with_task
-from ..rules.graph_task import (Step, current_graph_task, queue_callback, record_backward,  # noqa: F401 (engine's API)
-                                will_engine_execute_node)
+from ..rules.graph_task import Step, current_graph_task, queue_callback, record_backward  # noqa: F401 (engine's API)
 from ..rules.hooks import call_post_hooks, call_pre_hooks, call_tensor_pre_hooks
 from ..rules.validate_outputs import fitted, wrong_number_message
 from ..rules import variable_class
@@ -140,7 +138,7 @@ def _run(task: Any, outputs: tuple, grads: list, retain_graph: bool, create_grap
     call_function = profiling.recorded(_call_function) if profiling.profiler_enabled() else _call_function
     # (speed) with nothing watching (no profiler, recorder or anomaly mode), a node without hooks is run by the
     # loop itself, without _call_function's checks: the same work in two or three Python calls fewer per node
-    plain = call_function is _call_function and not watch.recorders and not anomaly_mode._enabled
+    plain = call_function is _call_function and not watch.recorders and not anomaly.enabled
     order = itertools.count()                            # among nodes of one sequence number, the first ready
     ready = [(-node._sequence_nr, next(order), node) for node in buffers         # runs first; newest first, as
              if node not in dependencies and (execute is None or node in execute)]          # torch's ready queue
@@ -207,7 +205,7 @@ class _Watch:
     def __init__(self, create_graph):
         self.create_graph = create_graph
         self.recorders = recorders()
-        self.check_nan = anomaly_mode._enabled and anomaly_mode._check_nan
+        self.check_nan = anomaly.enabled and anomaly.check_nan
         self.owned = set()   # AccumulateGrad (and view) nodes whose buffered gradient nobody else holds: no copy
         self.may_own = not (create_graph or self.recorders)   # else a gradient may be recorded, or held by the graph
         self.sender = self.sent = None   # the last node track_owner counted, and its edges per memory (grad_layout)
@@ -232,14 +230,28 @@ def _call_function(node: Node, grad_outputs: list, watch: _Watch) -> tuple[list,
         if node._post_hooks:
             grad_inputs = call_post_hooks(node, grad_inputs, grad_outputs, watch.create_graph)
         if watch.check_nan:
-            anomaly_mode.check_nan(node, grad_inputs)
+            anomaly.check_nan_in(node, grad_inputs)
     except Exception:
-        if anomaly_mode._enabled:   # name the forward op that made the node
-            anomaly_mode.warn_forward_stack(node)
+        if anomaly.enabled:   # name the forward op that made the node
+            anomaly.warn_forward_stack(node)
         raise
     if watch.recorders:   # record_backward (see teachgrad/rules/graph_task.py)
         record_step(watch.recorders, node, grad_outputs, grad_inputs)
     return grad_outputs, grad_inputs
+
+
+def will_engine_execute_node(node: Node) -> bool:
+    """Whether the backward pass running now runs `node` (torch._C._will_engine_execute_node): it must be
+    reachable from the roots and, with `inputs=`, on a path to one of them (register_multi_grad_hook asks)."""
+    task = current_graph_task()
+    if task is None or not task.graph:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    graph = task.graph
+    if graph["grad"] and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    reached = node in graph["dependencies"] or node in graph["roots"]
+    return reached and (graph["execute"] is None or node in graph["execute"])
 
 
 def call_node(node: BackwardNode, grad_outputs: list) -> list:

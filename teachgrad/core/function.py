@@ -33,15 +33,14 @@ from typing import Any
 
 import torch
 
-from ..features import anomaly_mode
-from ..rules import batching, grad_mode, saved_tensors, tangents, variable_class
+from ..rules import anomaly, batching, grad_mode, saved_tensors, tangents, variable_class
 from ..rules.mixed_inputs import NOT_AN_INPUT, read_mixed_inputs, record_edges   # (torch tensors, None, indices)
 from ..rules.saved_attributes import saved_attributes
 from ..rules.views import mark_views                 # (the outputs of a view op)
 from ..rules.wrap_outputs import wrap_output, wrap_outputs   # (several outputs, integer or non-differentiable ones)
 from .node import BackwardNode
 
-_sequence_nr = itertools.count()
+sequence_nrs = itertools.count()   # every node's number, in the order made (the engine runs the newest first)
 
 
 class Function:
@@ -58,13 +57,29 @@ class Function:
     is_view = False              # [is_view] the output shares the first input's storage (see teachgrad/rules/views.py)
     pack_order = None            # [pack_order] saved-tensor hooks see the saved tensors in this order (positions in
                                  # save_for_backward's), as torch packs them; None: the order they were saved in
+    # ... and what the rest of the package reads from it (teachgrad/api/declared.py, features/batching_rules.py):
+    #     class Tan(_Unary, node="TanBackward0", function="tan", method="tan"):
+    function_names = ()          # [function] torch's function names for the op: tg.tan is made from the declaration
+    method_names = ()            # [method] torch's Tensor method names: Variable.tan
+    batching = None              # [batching] vmap's kind of rule: "pointwise", ("along", k) (a dim at argument k),
+                                 # or None: a rule of its own in features/batching_rules.py's table, or none
+    linear = False               # [linear] linear in its first input: its jvp is its forward applied to the tangent
 
     def __init_subclass__(cls, **bookkeeping: Any) -> None:
         """An op declares torch's bookkeeping in its class line (the keywords in brackets above)."""
+        cls.function_names = cls.method_names = ()   # names are the class's own: a subclass is another op
         for keyword, value in bookkeeping.items():
             if keyword not in BOOKKEEPING:
                 raise TypeError(f"{cls.__name__}: {keyword!r} is not one of {', '.join(BOOKKEEPING)}")
+            if keyword in ("function", "method") and isinstance(value, str):
+                value = (value,)
             setattr(cls, BOOKKEEPING[keyword], value)
+        if bookkeeping.get("linear"):
+            if "jvp" in cls.__dict__:
+                raise TypeError(f"{cls.__name__}: a linear op's jvp is its forward; it declares linear=True and a jvp")
+            cls.jvp = staticmethod(linear_jvp(cls))
+        if cls.function_names or cls.method_names or cls.batching:
+            DECLARED.append(cls)
         super().__init_subclass__()
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
         attributes = {"_forward_cls": cls, "__module__": cls.__module__, "_view_node": cls.is_view,
@@ -110,9 +125,9 @@ class Function:
             raw = _read_unrecorded(ctx, args)
         output = cls.forward(ctx, *raw)
         if True in ctx.needs_input_grad:   # record: ctx becomes a node of the graph
-            ctx._sequence_nr = next(_sequence_nr)   # (number_node's work, written out: apply runs for every op)
-            if anomaly_mode._enabled:
-                ctx._forward_stack = anomaly_mode.forward_stack()
+            ctx._sequence_nr = next(sequence_nrs)   # (number_node's work, written out: apply runs for every op)
+            if anomaly.enabled:
+                ctx._forward_stack = anomaly.forward_stack()
             # the outputs as Variables whose grad_fn is ctx (the usual case written out: one float tensor)
             if type(output) is torch.Tensor and output.dtype.is_floating_point and not ctx._non_differentiable:
                 result, outputs = variable_class.Variable._make(output, ctx, 0), (output,)
@@ -147,7 +162,18 @@ class Function:
 # The keywords of an op's class line -> the class attribute each sets (see Function's body).
 BOOKKEEPING = {"node": "node_name", "saves": "saved_names", "qualified_name": "qualified_name",
                "numbers_are_inputs": "numbers_are_inputs", "none_is_input": "none_is_input",
-               "nondifferentiable_args": "nondifferentiable_args", "is_view": "is_view", "pack_order": "pack_order"}
+               "nondifferentiable_args": "nondifferentiable_args", "is_view": "is_view", "pack_order": "pack_order",
+               "function": "function_names", "method": "method_names", "batching": "batching", "linear": "linear"}
+DECLARED: list[type[Function]] = []   # the ops that declare names or a batching kind, in the order defined
+
+
+def linear_jvp(op: type[Function]) -> Any:
+    """The jvp of an op linear in its first input (declared `linear=True`, as HIPS autograd's `def_linear`): the op's
+    forward, applied to that input's tangent with the other arguments as they were (on a node of its own, so
+    nothing forward keeps lands on the op's node). On a Variable tangent it records what forward runs."""
+    def jvp(ctx: BackwardNode, tangent: Any, *_: Any) -> Any:
+        return op.forward(op._backward_cls(), tangent, *ctx._primals[1:])
+    return jvp
 
 
 def read_inputs(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple[tuple, list]:
@@ -215,9 +241,9 @@ def _read_recorded(cls: type[Function], ctx: BackwardNode, args: tuple) -> tuple
 
 def number_node(ctx: BackwardNode) -> None:
     """Give a node its sequence number (the engine runs the newest first); in anomaly mode, the forward stack."""
-    ctx._sequence_nr = next(_sequence_nr)
-    if anomaly_mode._enabled:
-        ctx._forward_stack = anomaly_mode.forward_stack()
+    ctx._sequence_nr = next(sequence_nrs)
+    if anomaly.enabled:
+        ctx._forward_stack = anomaly.forward_stack()
 
 
 def wrap_recorded(ctx: BackwardNode, output: Any) -> tuple[Any, tuple]:

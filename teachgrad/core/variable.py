@@ -18,8 +18,9 @@ import weakref
 import torch
 
 from . import engine
-from ..rules import grad_layout, grad_mode, hooks, in_place, torch_leaves, variable_class, views
+from ..rules import grad_layout, grad_mode, hooks, torch_leaves, variable_class, views
 from .. import ops
+from ..ops import in_place
 from .node import AccumulateGrad, Node, _accumulate_lock
 from ..api.torch_methods import TorchMethods   # torch's own methods, run on the data (logcumsumexp, %, //, ...)
 from ..api.tensor_methods import TensorMethods, _rebuild_variable  # noqa: F401  (files saved before it moved name it here)

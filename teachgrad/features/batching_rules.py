@@ -23,10 +23,10 @@ from typing import Any, Callable
 import torch
 
 from .. import ops
+from ..core import function
 from ..core.variable import Variable
 from ..rules import batching, torch_leaves
-from ..nn import functional as F
-from ..ops import activation_more, layers, layout, linalg, pointwise_math, rnn, scan, statistics, unary
+
 from .batched_variable import BatchedVariable, aligned_shape, batch_sizes, levels_of, wrap_dim
 
 Rule = Callable[[type, tuple, tuple], Any]
@@ -604,96 +604,56 @@ def _ctc_loss(op: type, args: tuple, levels: tuple) -> Any:
 
 # --- the table: op -> its batching rule -------------------------------------------------------------------------
 
-POINTWISE_OPS = (
-    ops.Add, ops.AddByNumber, ops.Sub, ops.SubByNumber, ops.Rsub, ops.Mul, ops.MulByNumber, ops.Div,
-    ops.DivByNumber, ops.DivRounding, ops.Neg, ops.Reciprocal, ops.Pow, ops.PowTensor, ops.PowScalarBase,
-    ops.Exp, ops.Log, ops.Sqrt, ops.Sin, ops.Cos, ops.Tanh, ops.Sigmoid, ops.Relu, ops.Sign, ops.Abs,
-    ops.Clamp, ops.ClampMin, ops.ClampMax, ops.ClampTensor, ops.ClampMinTensor, ops.ClampMaxTensor,
-    ops.Maximum, ops.Minimum, ops.Where, ops.Xlogy,
-    ops.Erf, ops.Gelu, ops.Silu, ops.Softplus, ops.Elu, ops.LeakyRelu, ops.LogSigmoid,
-    unary.Log10, unary.Log2, unary.Log1p, unary.Expm1, unary.Rsqrt,
-    ops.Clone, ops.Alias, ops.ToCopy, ops.ToFreshCopy, ops.FwPrimal,
-    # with torch's op database (tests/test_vmap.py, test_more_element_wise_ops)
-    pointwise_math.Tan, pointwise_math.Asin, pointwise_math.Acos, pointwise_math.Atan, pointwise_math.Sinh,
-    pointwise_math.Cosh, pointwise_math.Asinh, pointwise_math.Acosh, pointwise_math.Atanh, pointwise_math.Deg2rad,
-    pointwise_math.Rad2deg, pointwise_math.Sinc, pointwise_math.Exp2, pointwise_math.Erfc, pointwise_math.Erfinv,
-    pointwise_math.Lgamma, pointwise_math.Digamma, pointwise_math.Polygamma, pointwise_math.Logit,
-    pointwise_math.NanToNum, pointwise_math.Frac, pointwise_math.Ceil, pointwise_math.Floor, pointwise_math.Trunc,
-    pointwise_math.Round, pointwise_math.RoundDecimals, pointwise_math.Sgn, pointwise_math.Atan2,
-    pointwise_math.Hypot, pointwise_math.Logaddexp, pointwise_math.Logaddexp2, pointwise_math.Fmod,
-    pointwise_math.Remainder, pointwise_math.FmodScalar, pointwise_math.RemainderScalar, pointwise_math.Fmax,
-    pointwise_math.Fmin, pointwise_math.Copysign, pointwise_math.CopysignScalar, pointwise_math.Ldexp,
-    pointwise_math.Lerp, pointwise_math.LerpTensor, pointwise_math.Addcmul, pointwise_math.Addcdiv,
-    activation_more.Hardtanh, activation_more.Hardshrink, activation_more.Softshrink, activation_more.Threshold,
-    activation_more.Hardsigmoid, activation_more.Hardswish,
-)
+def declared(kind: str | tuple) -> Rule:
+    """The rule an op's class line declares (`batching="pointwise"`, `batching=("along", 1)`)."""
+    return pointwise if kind == "pointwise" else along(*kind[1:])
 
-RULES: dict[type, Rule] = {op: pointwise for op in POINTWISE_OPS}
+
+# every op that declares its kind in its class line (teachgrad/core/function.py's DECLARED) ...
+RULES: dict[type, Rule] = {op: declared(op.batching) for op in function.DECLARED if op.batching}
+# ... and the ops whose rule is their own
 RULES.update({
     # reductions over the whole example
     ops.Sum: whole(lambda x: ops.SumDim.apply(x, -1, False)),
     ops.Mean: whole(lambda x: ops.MeanDim.apply(x, -1, False)),
     ops.Max: whole(lambda x: ops.MaxDim.apply(x, -1, False)[0]),
     ops.Min: whole(lambda x: ops.MinDim.apply(x, -1, False)[0]),
-    # along a dim
-    ops.SumDim: along(1), ops.MeanDim: along(1), ops.MaxDim: along(1), ops.MinDim: along(1),
+    ops.Prod: whole(lambda x: ops.ProdDim.apply(x, -1, False)),
+    # along a dim, which may be None (the whole example) or one past the last
     ops.Norm: along(2, whole=lambda op, x, args, levels: _whole_to_last(op, x, args, levels, 2)),
     ops.NormDim: along(2, whole=lambda op, x, args, levels: _whole_to_last(op, x, args, levels, 2)),
-    statistics.Var: along(1, whole=lambda op, x, args, levels: _whole_to_last(op, x, args, levels, 1)),
-    statistics.Std: along(1, whole=lambda op, x, args, levels: _whole_to_last(op, x, args, levels, 1)),
-    statistics.Logsumexp: along(1),
-    ops.Softmax: along(1), ops.LogSoftmax: along(1),
-    scan.Cumsum: along(1), scan.Cumprod: along(1), scan.Logcumsumexp: along(1),
-    ops.Transpose: along(1, 2), ops.Unsqueeze: along(1, new_dim=True), ops.SqueezeDim: along(1), ops.SqueezeDims: along(1),
-    ops.Unbind: along(1), ops.Split: along(2), ops.SplitWithSizes: along(2), ops.Diagonal: along(2, 3),
-    layout.Flip: along(1), ops.IndexSelect: along(1), linalg.MatmulSqueeze: along(1),
+    ops.Var: along(1, whole=lambda op, x, args, levels: _whole_to_last(op, x, args, levels, 1)),
+    ops.Std: along(1, whole=lambda op, x, args, levels: _whole_to_last(op, x, args, levels, 1)),
+    ops.Unsqueeze: along(1, new_dim=True), ops.Roll: along(2, whole=_roll_whole),
+    ops.Amax: _all_of_example(1, along(1)), ops.Amin: _all_of_example(1, along(1)),
+    ops.Aminmax: _all_of_example(1, along(1)), ops.Nansum: _all_of_example(1, along(1)),
+    ops.VarMean: _all_of_example(1, along(1)), ops.StdMean: _all_of_example(1, along(1)),
+    ops.Median: _evenly, ops.Nanmedian: _evenly,
     # shapes
     ops.View: _view, ops.UnsafeView: _view, ops.ReshapeAlias: _view, ops.Permute: _permute, ops.T: _t,
     ops.Squeeze: _squeeze, ops.Expand: _expand, ops.Select: _indexing, ops.Slice: _indexing, ops.Index: _index,
-    ops.Cat: _join, ops.Stack: _join,
-    # matrix products
-    ops.Mm: _matmul, ops.Bmm: _matmul, ops.Mv: _mv, ops.Dot: _dot, ops.Addmm: _addmm,
-    # masks and losses
-    ops.MaskedFill: same_shape,
-    F.MseLoss: _loss_then_reduce(2), ops.HuberLoss: _loss_then_reduce(2), ops.SmoothL1Loss: _loss_then_reduce(2),
-    ops.SoftMarginLoss: _loss_then_reduce(2), F.BinaryCrossEntropy: _loss_then_reduce(3),
-    F.BinaryCrossEntropyWithLogits: _loss_then_reduce(4),
-    F.NllLoss: _nll_loss,
-    ops.Embedding: unbatched_only(0),
-    layers.NativeLayerNorm: unbatched_only(2, 3),
-    layers.NativeDropout: _dropout,
-    layers.Convolution: _convolution, layers.MaxPool2d: _pool, layers.AvgPool2d: _pool,
-    layers.NativeBatchNorm: _batch_norm,
-    # more layout and selection ops
-    layout.Tril: on_last_dims(lambda args: 2), layout.Triu: on_last_dims(lambda args: 2),
-    layout.ConstantPadNd: on_last_dims(lambda args: len(args[1]) // 2),
-    layout.Repeat: _repeat, layout.Roll: along(2, whole=_roll_whole),
-    scan.Sort: along(1), scan.SortStable: along(1), scan.Topk: along(2),
-    ops.Gather: _gather_scatter, ops.Scatter: _gather_scatter, ops.ScatterAdd: _gather_scatter,
-    ops.ScatterValue: _gather_scatter, ops.MaskedFillTensor: _masked_fill_tensor,
-})
-
-# the ops of torch's op database (tests/test_vmap_more_ops.py)
-# (prelu too: nn.functional.prelu has shaped its weight to broadcast along the example's channels, a (C, 1, ...)
-# weight for dim 1, or to one number, so its kernel is element by element)
-RULES.update({op: pointwise for op in (ops.RsubTensor, ops.XlogyScalarSelf, ops.XlogyScalarOther, ops.Prelu)})
-RULES.update({
-    ops.Amax: _all_of_example(1, along(1)), ops.Amin: _all_of_example(1, along(1)),
-    ops.Aminmax: _all_of_example(1, along(1)), ops.Nansum: _all_of_example(1, along(1)),
-    ops.Prod: whole(lambda x: ops.ProdDim.apply(x, -1, False)), ops.ProdDim: along(1),
-    ops.VarMean: _all_of_example(1, along(1)), ops.StdMean: _all_of_example(1, along(1)),
-    ops.MedianDim: along(1), ops.NanmedianDim: along(1), ops.Mode: along(1), ops.Kthvalue: along(2),
-    ops.Cummax: along(1), ops.Cummin: along(1),
-    ops.AddmmScaled: _add_product(ops.matmul), ops.Baddbmm: _add_product(ops.matmul),
-    ops.Addmv: _add_product(lambda a, v: ops.SqueezeDim.apply(ops.matmul(a, ops.Unsqueeze.apply(v, -1)), -1)),
-    ops.Addr: _add_product(_outer), ops.Addbmm: _add_product(_summed_bmm),
-    ops.Vdot: _vdot, ops.Trace: _trace, ops.Rot90: along(2),
-    ops.Glu: along(1),
+    ops.Cat: _join, ops.Stack: _join, ops.Repeat: _repeat,
+    ops.Tril: on_last_dims(lambda args: 2), ops.Triu: on_last_dims(lambda args: 2),
+    ops.ConstantPadNd: on_last_dims(lambda args: len(args[1]) // 2),
     ops.ReflectionPad1d: _spatial(1), ops.ReflectionPad2d: _spatial(2), ops.ReflectionPad3d: _spatial(3),
     ops.ReplicationPad1d: _spatial(1), ops.ReplicationPad2d: _spatial(2), ops.ReplicationPad3d: _spatial(3),
     ops.AdaptiveAvgPool2d: _spatial(2), ops.AdaptiveMaxPool2d: _spatial(2),
-    ops.SafeSoftmax: along(1), rnn.UnsafeSplit: along(2), rnn.TransposeInPlace: along(1, 2),
+    # matrix products
+    ops.Mm: _matmul, ops.Bmm: _matmul, ops.Mv: _mv, ops.Dot: _dot, ops.Addmm: _addmm,
+    ops.AddmmScaled: _add_product(ops.matmul), ops.Baddbmm: _add_product(ops.matmul),
+    ops.Addmv: _add_product(lambda a, v: ops.SqueezeDim.apply(ops.matmul(a, ops.Unsqueeze.apply(v, -1)), -1)),
+    ops.Addr: _add_product(_outer), ops.Addbmm: _add_product(_summed_bmm),
+    ops.Vdot: _vdot, ops.Trace: _trace,
+    # masks, indices and losses
+    ops.MaskedFill: same_shape, ops.MaskedFillTensor: _masked_fill_tensor, ops.MaskedSelect: _masked_select,
+    ops.Gather: _gather_scatter, ops.Scatter: _gather_scatter, ops.ScatterAdd: _gather_scatter,
+    ops.ScatterValue: _gather_scatter,
+    ops.MseLoss: _loss_then_reduce(2), ops.HuberLoss: _loss_then_reduce(2), ops.SmoothL1Loss: _loss_then_reduce(2),
+    ops.SoftMarginLoss: _loss_then_reduce(2), ops.BinaryCrossEntropy: _loss_then_reduce(3),
+    ops.BinaryCrossEntropyWithLogits: _loss_then_reduce(4),
+    ops.NllLoss: _nll_loss, ops.CtcLoss: _ctc_loss,
+    # layers
+    ops.Embedding: unbatched_only(0), ops.NativeLayerNorm: unbatched_only(2, 3), ops.NativeDropout: _dropout,
+    ops.Convolution: _convolution, ops.ConvolutionTranspose: _convolution_transpose,
+    ops.MaxPool2d: _pool, ops.AvgPool2d: _pool, ops.NativeBatchNorm: _batch_norm,
 })
-RULES.update({ops.Median: _evenly, ops.Nanmedian: _evenly, ops.MaskedSelect: _masked_select,
-              layers.ConvolutionTranspose: _convolution_transpose})
-RULES[ops.CtcLoss] = _ctc_loss

@@ -18,7 +18,8 @@ version, torch's refusals).
 """
 import torch
 
-from ..rules import in_place, views
+from ..ops import in_place
+from ..rules import views
 from ..rules import variable_class
 
 NOT_RETURNED = ("Some elements marked as dirty during the forward method were not returned as output. "

@@ -11,31 +11,20 @@ and keeps it until backward has run. Saved-tensor hooks decide *how* it is kept:
     with tg.autograd.graph.saved_tensors_hooks(pack, unpack):
         loss = model(x)          # every tensor saved in here goes through pack
 
-Only the innermost pair of hooks applies, as in torch.
+Only the innermost pair of hooks applies, as in torch. The stack the pairs are pushed on lives in
+teachgrad/rules/saved_tensors.py, where every op's saved tensors are packed: the rule reads it, and never imports
+this feature.
 
 Guarded by tests/test_saved_tensors_hooks.py (the hooks' order, what they see, torch's messages) and
 tests/test_checkpoint.py (checkpoint, which is built on them).
 """
 import functools
-import threading
 
 import torch
 
+from ..rules.saved_tensors import hooks_state as _state   # the hooks' stack, read where ops save tensors
+
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
-
-
-class _State(threading.local):
-    def __init__(self):
-        self.stack = []           # (pack_hook, unpack_hook), innermost last
-        self.disabled = None      # the error message while hooks are disabled
-
-
-_state = _State()
-
-
-def current_hooks():
-    """The (pack, unpack) pair that applies now, or None."""
-    return _state.stack[-1] if _state.stack else None
 
 
 class saved_tensors_hooks:

@@ -82,7 +82,7 @@ def erf_derivative(x):
     return (-x * x).exp() * (2 / math.sqrt(math.pi))
 
 
-class Erf(_Elementwise, node="ErfBackward0"):
+class Erf(_Elementwise, node="ErfBackward0", batching="pointwise", function="erf", method="erf"):
     """erf(a): d/da = 2/sqrt(pi) exp(-a²)."""
 
     function = staticmethod(torch.erf)
@@ -101,7 +101,7 @@ def gelu_derivative(x, approximate):
     return cdf + x * pdf
 
 
-class Gelu(_Elementwise, node="GeluBackward0"):
+class Gelu(_Elementwise, node="GeluBackward0", batching="pointwise"):
     """gelu(a) = a Φ(a) (approximate='none'), or with Φ approximated by tanh (approximate='tanh')."""
 
     function = staticmethod(lambda a, approximate: F.gelu(a, approximate=approximate))
@@ -114,7 +114,7 @@ def silu_derivative(x):
     return s * (1 + x * (1 - s))
 
 
-class Silu(_Elementwise, node="SiluBackward0"):
+class Silu(_Elementwise, node="SiluBackward0", batching="pointwise"):
     """silu(a) = a sigmoid(a): d/da = s (1 + a (1 - s))."""
 
     function = staticmethod(F.silu)
@@ -127,7 +127,7 @@ def softplus_derivative(x, beta, threshold):
     return (x * beta).sigmoid().masked_fill(x * beta > threshold, 1.0)
 
 
-class Softplus(_Elementwise, node="SoftplusBackward0"):
+class Softplus(_Elementwise, node="SoftplusBackward0", batching="pointwise"):
     """softplus(a) = log(1 + exp(beta a)) / beta, and a itself where beta a > threshold."""
 
     function = staticmethod(lambda a, beta, threshold: F.softplus(a, beta, threshold))
@@ -155,7 +155,7 @@ def elu_double_backward(grad, grad_output, x, alpha, scale, input_scale):
     return elu_backward(grad * grad_output * input_scale, x, alpha, scale, input_scale) * negative
 
 
-class Elu(Function, node="EluBackward0", saves=("self",)):
+class Elu(Function, node="EluBackward0", saves=("self",), batching="pointwise"):
     """elu(a) = a for a > 0, alpha (exp(a) - 1) otherwise (scale and input_scale as torch's selu/celu use them).
 
     Its gradient is elu_backward(grad, a), torch's kernel; under create_graph that is a node of its own
@@ -207,11 +207,11 @@ def leaky_relu_derivative(x, negative_slope):
     return (x > 0).to(x.dtype) * (1 - negative_slope) + negative_slope
 
 
-class LeakyReluBackward(_MaskBackward, node="LeakyReluBackwardBackward0"):
+class LeakyReluBackward(_MaskBackward, node="LeakyReluBackwardBackward0", batching="pointwise"):
     kernel = staticmethod(lambda grad, a, negative_slope: aten.leaky_relu_backward(grad, a, negative_slope, False))
 
 
-class LeakyRelu(_Elementwise, node="LeakyReluBackward0"):
+class LeakyRelu(_Elementwise, node="LeakyReluBackward0", batching="pointwise"):
     """leaky_relu(a) = a for a > 0, negative_slope * a otherwise."""
 
     function = staticmethod(lambda a, negative_slope: F.leaky_relu(a, negative_slope))
@@ -220,7 +220,7 @@ class LeakyRelu(_Elementwise, node="LeakyReluBackward0"):
     gradient_op = LeakyReluBackward
 
 
-class LogSigmoid(Function, node="LogSigmoidBackward0", saves=("self", "buffer")):
+class LogSigmoid(Function, node="LogSigmoidBackward0", saves=("self", "buffer"), batching="pointwise"):
     """log(sigmoid(a)), computed stably: d/da = 1 - sigmoid(a) = sigmoid(-a).
 
     torch's kernel also keeps a `buffer` (what it needs to compute the gradient on some devices); it is saved
@@ -245,7 +245,7 @@ class LogSigmoid(Function, node="LogSigmoidBackward0", saves=("self", "buffer"))
         return ta * (-ctx._primals[0]).sigmoid()
 
 
-class Softmax(Function, node="SoftmaxBackward0", saves=("result",)):
+class Softmax(Function, node="SoftmaxBackward0", saves=("result",), batching=("along", 1)):
     """exp(x) / sum(exp(x)) along dim.  Backward: s * (g - sum(g * s))."""
 
     @staticmethod
@@ -268,7 +268,7 @@ class Softmax(Function, node="SoftmaxBackward0", saves=("result",)):
         return s * (tx - (tx * s).sum(ctx.dim, keepdim=True))
 
 
-class LogSoftmax(Function, node="LogSoftmaxBackward0", saves=("result",)):
+class LogSoftmax(Function, node="LogSoftmaxBackward0", saves=("result",), batching=("along", 1)):
     """x - log(sum(exp(x))) along dim.  Backward: g - exp(result) * sum(g)."""
 
     @staticmethod

@@ -31,23 +31,23 @@ class _Mask(_Elementwise):
 
 # Each one's gradient, recorded under create_graph as an op of its own, as torch records it (see _MaskBackward).
 
-class HardtanhBackward(_MaskBackward, node="HardtanhBackwardBackward0"):
+class HardtanhBackward(_MaskBackward, node="HardtanhBackwardBackward0", batching="pointwise"):
     kernel = staticmethod(aten.hardtanh_backward)
 
 
-class HardshrinkBackward(_MaskBackward, node="HardshrinkBackwardBackward0"):
+class HardshrinkBackward(_MaskBackward, node="HardshrinkBackwardBackward0", batching="pointwise"):
     kernel = staticmethod(aten.hardshrink_backward)
 
 
-class SoftshrinkBackward(_MaskBackward, node="SoftshrinkBackwardBackward0"):
+class SoftshrinkBackward(_MaskBackward, node="SoftshrinkBackwardBackward0", batching="pointwise"):
     kernel = staticmethod(aten.softshrink_backward)
 
 
-class ThresholdBackward(_MaskBackward, node="ThresholdBackwardBackward0"):
+class ThresholdBackward(_MaskBackward, node="ThresholdBackwardBackward0", batching="pointwise"):
     kernel = staticmethod(lambda grad, a, threshold, value: aten.threshold_backward(grad, a, threshold))
 
 
-class HardsigmoidBackward(_MaskBackward, node="NotImplemented"):
+class HardsigmoidBackward(_MaskBackward, node="NotImplemented", batching="pointwise"):
     """torch records hardsigmoid's gradient, but has no derivative for it: differentiating it again is refused."""
     kernel = staticmethod(aten.hardsigmoid_backward)
 
@@ -56,35 +56,35 @@ class HardsigmoidBackward(_MaskBackward, node="NotImplemented"):
         raise RuntimeError("derivative for aten::hardsigmoid_backward is not implemented")
 
 
-class Hardtanh(_Mask, node="HardtanhBackward0"):
+class Hardtanh(_Mask, node="HardtanhBackward0", batching="pointwise"):
     """x clipped to [min_val, max_val]: the gradient passes strictly inside."""
     function = staticmethod(lambda a, low, high: aten.hardtanh(a, low, high))
     kernel = HardtanhBackward.kernel
     gradient_op = HardtanhBackward
 
 
-class Hardshrink(_Mask, node="HardshrinkBackward0"):
+class Hardshrink(_Mask, node="HardshrinkBackward0", batching="pointwise"):
     """x where |x| > lambd, else 0: the gradient passes where x is kept."""
     function = staticmethod(lambda a, lambd: aten.hardshrink(a, lambd))
     kernel = HardshrinkBackward.kernel
     gradient_op = HardshrinkBackward
 
 
-class Softshrink(_Mask, node="SoftshrinkBackward0"):
+class Softshrink(_Mask, node="SoftshrinkBackward0", batching="pointwise"):
     """x - lambd above lambd, x + lambd below -lambd, else 0: the gradient passes outside [-lambd, lambd]."""
     function = staticmethod(lambda a, lambd: aten.softshrink(a, lambd))
     kernel = SoftshrinkBackward.kernel
     gradient_op = SoftshrinkBackward
 
 
-class Threshold(_Mask, node="ThresholdBackward0"):
+class Threshold(_Mask, node="ThresholdBackward0", batching="pointwise"):
     """x where x > threshold, else value: the gradient passes where x > threshold."""
     function = staticmethod(lambda a, threshold, value: torch.threshold(a, threshold, value))
     kernel = ThresholdBackward.kernel
     gradient_op = ThresholdBackward
 
 
-class Hardsigmoid(_Mask, node="HardsigmoidBackward0"):
+class Hardsigmoid(_Mask, node="HardsigmoidBackward0", batching="pointwise"):
     """x / 6 + 1/2 clipped to [0, 1]: d/dx = 1/6 strictly inside (-3, 3)."""
     function = staticmethod(lambda a: aten.hardsigmoid(a))
     kernel = HardsigmoidBackward.kernel
@@ -110,7 +110,8 @@ def hardswish_slope(x):
     return (x / 3 + 0.5).where((x > -3) & (x < 3), 0.0) + (x >= 3).to(x.dtype)
 
 
-class HardswishBackward(Function, node="HardswishBackwardBackward0", saves=("grad_output", "self")):
+class HardswishBackward(Function, node="HardswishBackwardBackward0", saves=("grad_output", "self"),
+                        batching="pointwise"):
     """hardswish's gradient as an op of its own, recorded under create_graph as torch records it: torch's kernel
     hardswish_backward(grad, self), linear in grad; its derivative for self is grad * grad_output / 3 strictly inside
     (-3, 3), else 0 (derivatives.yaml)."""
@@ -144,7 +145,7 @@ class HardswishBackward(Function, node="HardswishBackwardBackward0", saves=("gra
         return HardswishBackward.apply(grad, a)
 
 
-class Hardswish(_NanAsKernel, node="HardswishBackward0"):
+class Hardswish(_NanAsKernel, node="HardswishBackward0", batching="pointwise"):
     """x * hardsigmoid(x)."""
     function = staticmethod(lambda a: aten.hardswish(a))
     slope = staticmethod(hardswish_slope)
@@ -152,7 +153,7 @@ class Hardswish(_NanAsKernel, node="HardswishBackward0"):
     gradient_op = HardswishBackward
 
 
-class Glu(Function, node="GluBackward0", saves=("self",)):
+class Glu(Function, node="GluBackward0", saves=("self",), batching=("along", 1)):
     """a * sigmoid(b), a and b the two halves of the input along dim."""
 
     @staticmethod
@@ -178,7 +179,7 @@ class Glu(Function, node="GluBackward0", saves=("self",)):
         return ta * gate + a * gate * (1 - gate) * tb
 
 
-class Prelu(Function, node="PreluKernelBackward0", saves=("self", "weight")):
+class Prelu(Function, node="PreluKernelBackward0", saves=("self", "weight"), batching="pointwise"):
     """x for x > 0, weight * x otherwise (weight broadcast along the channels): d/dx = 1 or weight, d/dweight = 0
     or x."""
 

@@ -9,7 +9,7 @@ from ..core.function import Function
 from ..rules.broadcast import numbers_or_none, times, total
 
 
-class Add(Function, node="AddBackward0", numbers_are_inputs=True):
+class Add(Function, node="AddBackward0", numbers_are_inputs=True, batching="pointwise"):
     """a + b: the gradient passes through unchanged to both."""
 
     @staticmethod
@@ -26,7 +26,7 @@ class Add(Function, node="AddBackward0", numbers_are_inputs=True):
         return total(ta, tb)
 
 
-class Sub(Function, node="SubBackward0", numbers_are_inputs=True):
+class Sub(Function, node="SubBackward0", numbers_are_inputs=True, batching="pointwise"):
     """a - b: the gradient passes to a, negated to b."""
 
     @staticmethod
@@ -43,7 +43,7 @@ class Sub(Function, node="SubBackward0", numbers_are_inputs=True):
         return total(ta, times(tb, -1))
 
 
-class Rsub(Function, node="RsubBackward1"):
+class Rsub(Function, node="RsubBackward1", batching="pointwise"):
     """number - a, as torch records it: one input, gradient negated."""
 
     @staticmethod
@@ -59,7 +59,7 @@ class Rsub(Function, node="RsubBackward1"):
         return -ta
 
 
-class RsubTensor(Function, node="RsubBackward0", numbers_are_inputs=True):
+class RsubTensor(Function, node="RsubBackward0", numbers_are_inputs=True, batching="pointwise"):
     """torch.rsub(a, b) = b - a, for a tensor b (x.__rsub__(y)): a's gradient negated, b's passed through."""
 
     @staticmethod
@@ -77,7 +77,8 @@ class RsubTensor(Function, node="RsubBackward0", numbers_are_inputs=True):
 
 
 # pack_order: torch packs other before self (its saved inputs by name, then outputs)
-class Mul(Function, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
+class Mul(Function, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0),
+          batching="pointwise"):
     """a * b: each input's gradient is the gradient times the other input."""
 
     @staticmethod
@@ -104,7 +105,8 @@ class Mul(Function, node="MulBackward0", saves=("self", "other"), numbers_are_in
 
 
 # pack_order: torch packs other before self (its saved inputs by name, then outputs)
-class Div(Function, node="DivBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
+class Div(Function, node="DivBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0),
+          batching="pointwise"):
     """a / b: d/da = 1/b, d/db = -a/b²."""
 
     @staticmethod
@@ -135,7 +137,8 @@ def _true_div(a, b):
     return torch.div(a, b) if isinstance(a, (int, float)) else a / b
 
 
-class DivRounding(Function, node="DivBackward2", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0)):
+class DivRounding(Function, node="DivBackward2", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0),
+                  batching="pointwise"):
     """div(a, b, rounding_mode=...): torch records DivBackward2 whenever rounding_mode is given (a number `b`
     is an input too, an empty edge). With 'trunc' or 'floor' the result is a step function of a and b, and
     torch's derivative is zero for both inputs (zeros, even where the incoming gradient is inf or nan);
@@ -165,23 +168,23 @@ class DivRounding(Function, node="DivBackward2", saves=("self", "other"), number
         return torch.zeros_like(ctx._result)
 
 
-class DivByNumber(Div, node="DivBackward1", numbers_are_inputs=False):
+class DivByNumber(Div, node="DivBackward1", numbers_are_inputs=False, batching="pointwise"):
     """a / number, as torch's own kernels (not Python's `/`) record it."""
 
 
-class AddByNumber(Add, node="AddBackward1", numbers_are_inputs=False):
+class AddByNumber(Add, node="AddBackward1", numbers_are_inputs=False, batching="pointwise"):
     """a + number, as torch's own kernels (C++'s `a + 0.5`, not Python's) record it: one input."""
 
 
-class SubByNumber(Sub, node="SubBackward1", numbers_are_inputs=False):
+class SubByNumber(Sub, node="SubBackward1", numbers_are_inputs=False, batching="pointwise"):
     """a - number, as torch's own kernels record it: one input."""
 
 
-class MulByNumber(Mul, node="MulBackward1", saves=(), numbers_are_inputs=False):
+class MulByNumber(Mul, node="MulBackward1", saves=(), numbers_are_inputs=False, batching="pointwise"):
     """a * number, as torch's own kernels record it: one input, nothing saved but the number."""
 
 
-class Neg(Function, node="NegBackward0"):
+class Neg(Function, node="NegBackward0", batching="pointwise", linear=True):
     """-a."""
 
     @staticmethod
@@ -192,12 +195,8 @@ class Neg(Function, node="NegBackward0"):
     def backward(ctx, grad):
         return -grad
 
-    @staticmethod
-    def jvp(ctx, ta):
-        return -ta
 
-
-class Reciprocal(Function, node="ReciprocalBackward0", saves=("result",)):
+class Reciprocal(Function, node="ReciprocalBackward0", saves=("result",), batching="pointwise", function="reciprocal"):
     """1 / a: d/da = -1/a² = -result²."""
 
     @staticmethod

@@ -81,7 +81,7 @@ class DerivativeNotImplemented(Function, node="NotImplemented", qualified_name="
         raise RuntimeError(f"derivative for aten::{ctx.kernel} is not implemented")
 
 
-class SafeSoftmax(Softmax, node="SafeSoftmaxBackward0", saves=("result",)):
+class SafeSoftmax(Softmax, node="SafeSoftmaxBackward0", saves=("result",), batching=("along", 1)):
     """torch's `_safe_softmax`: softmax along dim, except that a row whose inputs are all -inf (every key masked
     out) gives zeros rather than nan. Backward and jvp are softmax's (derivatives.yaml: the same
     `_softmax_backward_data`): where the result is 0 its gradient is 0."""

@@ -93,7 +93,8 @@ class ScatterAdd(Function, node="ScatterAddBackward0", saves=("index",), nondiff
         return ta.scatter_add(ctx.dim, ctx._primals[2], tsrc)
 
 
-class IndexSelect(Function, node="IndexSelectBackward0", saves=("index",), nondifferentiable_args=(2,)):
+class IndexSelect(Function, node="IndexSelectBackward0", saves=("index",), nondifferentiable_args=(2,),
+                  batching=("along", 1)):
     """a.index_select(dim, index): whole slices along dim, in the order index lists them (repeats add up)."""
 
     @staticmethod

@@ -35,7 +35,7 @@ class Repeat(Function, node="RepeatBackward0"):
         return ta.repeat(ctx.repeats)
 
 
-class Flip(Function, node="FlipBackward0"):
+class Flip(Function, node="FlipBackward0", batching=("along", 1)):
     """a.flip(dims): the order reversed along dims; the gradient is flipped back."""
 
     @staticmethod

@@ -122,7 +122,7 @@ class Addmm(Function, node="AddmmBackward0", saves=("mat1", "mat2")):
         return tbias + ta.mm(b) + a.mm(tb)
 
 
-class MatmulSqueeze(Function, node="SqueezeBackward4"):
+class MatmulSqueeze(Function, node="SqueezeBackward4", batching=("along", 1)):
     """The squeeze at the end of vector @ matrix. torch squeezes the fresh product in place (`squeeze_`), so the
     result is no view, its node is squeeze_'s (SqueezeBackward4) and its version counter has counted one write."""
 

@@ -7,7 +7,7 @@ from . import aten
 from .activation_more import ThresholdBackward
 
 
-class Exp(Function, node="ExpBackward0", saves=("result",)):
+class Exp(Function, node="ExpBackward0", saves=("result",), batching="pointwise"):
     """exp(a): its own derivative, so the result is saved."""
 
     @staticmethod
@@ -26,7 +26,7 @@ class Exp(Function, node="ExpBackward0", saves=("result",)):
         return ta * ctx._result
 
 
-class Log(Function, node="LogBackward0", saves=("self",)):
+class Log(Function, node="LogBackward0", saves=("self",), batching="pointwise"):
     """log(a): d/da = 1/a."""
 
     @staticmethod
@@ -45,7 +45,7 @@ class Log(Function, node="LogBackward0", saves=("self",)):
         return ta / a
 
 
-class Sqrt(Function, node="SqrtBackward0", saves=("result",)):
+class Sqrt(Function, node="SqrtBackward0", saves=("result",), batching="pointwise"):
     """sqrt(a): d/da = 1 / (2 sqrt(a))."""
 
     @staticmethod
@@ -64,7 +64,7 @@ class Sqrt(Function, node="SqrtBackward0", saves=("result",)):
         return ta / (2 * ctx._result)
 
 
-class Sin(Function, node="SinBackward0", saves=("self",)):
+class Sin(Function, node="SinBackward0", saves=("self",), batching="pointwise"):
     """sin(a): d/da = cos(a)."""
 
     @staticmethod
@@ -83,7 +83,7 @@ class Sin(Function, node="SinBackward0", saves=("self",)):
         return ta * a.cos()
 
 
-class Cos(Function, node="CosBackward0", saves=("self",)):
+class Cos(Function, node="CosBackward0", saves=("self",), batching="pointwise"):
     """cos(a): d/da = -sin(a)."""
 
     @staticmethod
@@ -107,7 +107,7 @@ _tanh_backward = aten.tanh_backward
 _sigmoid_backward = aten.sigmoid_backward
 
 
-class Tanh(Function, node="TanhBackward0", saves=("result",)):
+class Tanh(Function, node="TanhBackward0", saves=("result",), batching="pointwise"):
     """tanh(a): d/da = 1 - tanh(a)²."""
 
     @staticmethod
@@ -129,7 +129,7 @@ class Tanh(Function, node="TanhBackward0", saves=("result",)):
         return ta * (1 - result * result)
 
 
-class Sigmoid(Function, node="SigmoidBackward0", saves=("result",)):
+class Sigmoid(Function, node="SigmoidBackward0", saves=("result",), batching="pointwise"):
     """sigmoid(a) = 1 / (1 + exp(-a)): d/da = s (1 - s)."""
 
     @staticmethod
@@ -165,7 +165,7 @@ def threshold_backward(grad, result):
     return ThresholdBackward.apply(grad, result, 0, 0)   # recording (create_graph): an op of its own, as torch's
 
 
-class Relu(Function, node="ReluBackward0", saves=("result",)):
+class Relu(Function, node="ReluBackward0", saves=("result",), batching="pointwise"):
     """max(a, 0): the gradient passes where the result is positive."""
 
     @staticmethod
@@ -184,7 +184,7 @@ class Relu(Function, node="ReluBackward0", saves=("result",)):
         return threshold_backward(ta, ctx._result)
 
 
-class Sign(Function, node="SignBackward0"):
+class Sign(Function, node="SignBackward0", batching="pointwise", function="sign"):
     """sign(a): flat almost everywhere, so its gradient is zero."""
 
     @staticmethod
@@ -200,7 +200,7 @@ class Sign(Function, node="SignBackward0"):
         return torch.zeros_like(ta)
 
 
-class Abs(Function, node="AbsBackward0", saves=("self",)):
+class Abs(Function, node="AbsBackward0", saves=("self",), batching="pointwise"):
     """|a|: d/da = sign(a) (0 at 0, as in torch)."""
 
     @staticmethod
@@ -219,7 +219,7 @@ class Abs(Function, node="AbsBackward0", saves=("self",)):
         return ta * a.sign()
 
 
-class Clamp(Function, node="ClampBackward1", saves=("self",)):
+class Clamp(Function, node="ClampBackward1", saves=("self",), batching="pointwise"):
     """a limited to [min, max] (numbers): the gradient passes where a is inside the range."""
 
     @staticmethod
@@ -239,18 +239,18 @@ class Clamp(Function, node="ClampBackward1", saves=("self",)):
         return ta.where(_inside(a, low, high), 0.0)
 
 
-class ClampMin(Clamp, node="ClampMinBackward0"):
+class ClampMin(Clamp, node="ClampMinBackward0", batching="pointwise"):
     """a.clamp(min=number) and a.clamp_min(number), as torch records them."""
 
 
-class ClampMax(Clamp, node="ClampMaxBackward0"):
+class ClampMax(Clamp, node="ClampMaxBackward0", batching="pointwise"):
     """a.clamp_max(number), as torch records it."""
 
 
 # pack_order: torch packs max, min, self (its saved inputs by name, then outputs)
 # none_is_input: a bound left out still has its (empty) edge, as torch's Tensor? arguments
 class ClampTensor(Function, node="ClampBackward0", saves=("self", "min", "max"), none_is_input=True,
-                  pack_order=(2, 1, 0)):
+                  pack_order=(2, 1, 0), batching="pointwise"):
     """a limited to [min, max] given as tensors, which may require grad themselves.
 
     The gradient goes to a where it is inside the range, to min where a is below it and to max
@@ -319,17 +319,17 @@ class _Pick(Function, saves=("self", "other"), pack_order=(1, 0)):
         return total(times(ta, share), times(tb, 1 - share))
 
 
-class Maximum(_Pick, node="MaximumBackward0"):
+class Maximum(_Pick, node="MaximumBackward0", batching="pointwise"):
     pick = staticmethod(torch.maximum)
     loses = staticmethod(lambda x, y: x < y)
 
 
-class Minimum(_Pick, node="MinimumBackward0"):
+class Minimum(_Pick, node="MinimumBackward0", batching="pointwise"):
     pick = staticmethod(torch.minimum)
     loses = staticmethod(lambda x, y: x > y)
 
 
-class Where(Function, node="WhereBackward0", saves=("condition",), nondifferentiable_args=(0,)):
+class Where(Function, node="WhereBackward0", saves=("condition",), nondifferentiable_args=(0,), batching="pointwise"):
     """where(condition, a, b): the gradient goes to a where the condition holds, else to b."""
 
     @staticmethod
@@ -352,7 +352,7 @@ class Where(Function, node="WhereBackward0", saves=("condition",), nondifferenti
 
 # pack_order: min before self (saved: self, min, and None for the missing max)
 class ClampMinTensor(ClampTensor, node="ClampMinBackward1", saves=("self", "min"), none_is_input=False,
-                     pack_order=(1, 0)):
+                     pack_order=(1, 0), batching="pointwise"):
     """a.clamp_min(tensor): torch records it as a node of its own, with two inputs."""
 
     @staticmethod
@@ -364,7 +364,7 @@ class ClampMinTensor(ClampTensor, node="ClampMinBackward1", saves=("self", "min"
 
 # pack_order: max before self (saved: self, None for the missing min, max)
 class ClampMaxTensor(ClampTensor, node="ClampMaxBackward1", saves=("self", "max"), none_is_input=False,
-                     pack_order=(2, 0)):
+                     pack_order=(2, 0), batching="pointwise"):
     """a.clamp_max(tensor), likewise: the bound is the third argument, with no edge for the missing min."""
 
     @staticmethod
@@ -402,7 +402,7 @@ class MaskedFillTensor(MaskedFill, node="MaskedFillBackward1"):
 
 
 # pack_order: torch packs other before self (its saved inputs by name)
-class Xlogy(Function, node="XlogyBackward0", saves=("self", "other"), pack_order=(1, 0)):
+class Xlogy(Function, node="XlogyBackward0", saves=("self", "other"), pack_order=(1, 0), batching="pointwise"):
     """x * log(y), and 0 where x is 0 (even where y is 0 or nan): d/dx = log(y) (0 where x == 0 and y <= 0),
     d/dy = x / y."""
 
@@ -429,11 +429,11 @@ class Xlogy(Function, node="XlogyBackward0", saves=("self", "other"), pack_order
         return total(in_a, times(tb, a / b))
 
 
-class XlogyScalarSelf(Xlogy, node="XlogyBackward1"):
+class XlogyScalarSelf(Xlogy, node="XlogyBackward1", batching="pointwise"):
     """xlogy(number, y): torch records another node, with one edge (the number has none)."""
 
 
-class XlogyScalarOther(Xlogy, node="XlogyBackward2"):
+class XlogyScalarOther(Xlogy, node="XlogyBackward2", batching="pointwise"):
     """xlogy(x, number): likewise."""
 
 

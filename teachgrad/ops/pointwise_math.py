@@ -39,73 +39,76 @@ class _Unary(Function, saves=("self", "result")):
 
 # --- trigonometry and its inverses ---
 
-class Tan(_Unary, node="TanBackward0"):
+class Tan(_Unary, node="TanBackward0", batching="pointwise", function="tan", method="tan"):
     """tan(a): d/da = 1 + tan(a)²."""
     function = staticmethod(torch.tan)
     derivative = staticmethod(lambda a, result: 1 + result * result)
 
 
-class Asin(_Unary, node="AsinBackward0"):
+class Asin(_Unary, node="AsinBackward0", batching="pointwise", function=("asin", "arcsin"), method=("asin", "arcsin")):
     """asin(a): d/da = 1 / sqrt(1 - a²)."""
     function = staticmethod(torch.asin)
     derivative = staticmethod(lambda a, result: (-a * a + 1).rsqrt())
 
 
-class Acos(_Unary, node="AcosBackward0"):
+class Acos(_Unary, node="AcosBackward0", batching="pointwise", function=("acos", "arccos"), method=("acos", "arccos")):
     """acos(a): d/da = -1 / sqrt(1 - a²)."""
     function = staticmethod(torch.acos)
     derivative = staticmethod(lambda a, result: -((-a * a + 1).rsqrt()))
 
 
-class Atan(_Unary, node="AtanBackward0"):
+class Atan(_Unary, node="AtanBackward0", batching="pointwise", function=("atan", "arctan"), method=("atan", "arctan")):
     """atan(a): d/da = 1 / (1 + a²)."""
     function = staticmethod(torch.atan)
     derivative = staticmethod(lambda a, result: 1 / (a * a + 1))
 
 
-class Sinh(_Unary, node="SinhBackward0"):
+class Sinh(_Unary, node="SinhBackward0", batching="pointwise", function="sinh", method="sinh"):
     """sinh(a): d/da = cosh(a)."""
     function = staticmethod(torch.sinh)
     derivative = staticmethod(lambda a, result: a.cosh())
 
 
-class Cosh(_Unary, node="CoshBackward0"):
+class Cosh(_Unary, node="CoshBackward0", batching="pointwise", function="cosh", method="cosh"):
     """cosh(a): d/da = sinh(a)."""
     function = staticmethod(torch.cosh)
     derivative = staticmethod(lambda a, result: a.sinh())
 
 
-class Asinh(_Unary, node="AsinhBackward0"):
+class Asinh(_Unary, node="AsinhBackward0", batching="pointwise",
+            function=("asinh", "arcsinh"), method=("asinh", "arcsinh")):
     """asinh(a): d/da = 1 / sqrt(a² + 1)."""
     function = staticmethod(torch.asinh)
     derivative = staticmethod(lambda a, result: (a * a + 1).rsqrt())
 
 
-class Acosh(_Unary, node="AcoshBackward0"):
+class Acosh(_Unary, node="AcoshBackward0", batching="pointwise",
+            function=("acosh", "arccosh"), method=("acosh", "arccosh")):
     """acosh(a): d/da = 1 / sqrt(a² - 1)."""
     function = staticmethod(torch.acosh)
     derivative = staticmethod(lambda a, result: (a * a - 1).rsqrt())
 
 
-class Atanh(_Unary, node="AtanhBackward0"):
+class Atanh(_Unary, node="AtanhBackward0", batching="pointwise",
+            function=("atanh", "arctanh"), method=("atanh", "arctanh")):
     """atanh(a): d/da = 1 / (1 - a²)."""
     function = staticmethod(torch.atanh)
     derivative = staticmethod(lambda a, result: 1 / (1 - a * a))
 
 
-class Deg2rad(_Unary, node="Deg2RadBackward0"):
+class Deg2rad(_Unary, node="Deg2RadBackward0", batching="pointwise", function="deg2rad", method="deg2rad"):
     """a * pi / 180."""
     function = staticmethod(torch.deg2rad)
     derivative = staticmethod(lambda a, result: math.pi / 180)
 
 
-class Rad2deg(_Unary, node="Rad2DegBackward0"):
+class Rad2deg(_Unary, node="Rad2DegBackward0", batching="pointwise", function="rad2deg", method="rad2deg"):
     """a * 180 / pi."""
     function = staticmethod(torch.rad2deg)
     derivative = staticmethod(lambda a, result: 180 / math.pi)
 
 
-class Sinc(Function, node="SincBackward0", saves=("self",)):
+class Sinc(Function, node="SincBackward0", saves=("self",), batching="pointwise", function="sinc", method="sinc"):
     """sin(pi a) / (pi a), and 1 at 0: d/da = (pi a cos(pi a) - sin(pi a)) / (pi a²), and 0 at 0."""
 
     @staticmethod
@@ -142,37 +145,37 @@ def sinc_derivative(grad, a):
 
 # --- exponentials, logarithms, the gamma family, the error function ---
 
-class Exp2(_Unary, node="Exp2Backward0"):
+class Exp2(_Unary, node="Exp2Backward0", batching="pointwise", function="exp2", method="exp2"):
     """2 ** a: d/da = 2 ** a * ln 2."""
     function = staticmethod(torch.exp2)
     derivative = staticmethod(lambda a, result: result * math.log(2.0))
 
 
-class Erfc(_Unary, node="ErfcBackward0"):
+class Erfc(_Unary, node="ErfcBackward0", batching="pointwise", function="erfc", method="erfc"):
     """1 - erf(a): d/da = -2/sqrt(pi) exp(-a²)."""
     function = staticmethod(torch.erfc)
     derivative = staticmethod(lambda a, result: (-a * a).exp() * (-2 / math.sqrt(math.pi)))
 
 
-class Erfinv(_Unary, node="ErfinvBackward0"):
+class Erfinv(_Unary, node="ErfinvBackward0", batching="pointwise", function="erfinv", method="erfinv"):
     """The inverse of erf: d/da = sqrt(pi)/2 exp(erfinv(a)²)."""
     function = staticmethod(torch.erfinv)
     derivative = staticmethod(lambda a, result: (result * result).exp() * (math.sqrt(math.pi) / 2))
 
 
-class Lgamma(_Unary, node="LgammaBackward0"):
+class Lgamma(_Unary, node="LgammaBackward0", batching="pointwise", function="lgamma", method="lgamma"):
     """log |gamma(a)|: d/da = digamma(a)."""
     function = staticmethod(torch.lgamma)
     derivative = staticmethod(lambda a, result: a.digamma())
 
 
-class Digamma(_Unary, node="DigammaBackward0"):
+class Digamma(_Unary, node="DigammaBackward0", batching="pointwise", function="digamma", method="digamma"):
     """digamma(a) = d/da lgamma(a): d/da = polygamma(1, a)."""
     function = staticmethod(torch.digamma)
     derivative = staticmethod(lambda a, result: a.polygamma(1))
 
 
-class Polygamma(Function, node="PolygammaBackward0", saves=("self",)):
+class Polygamma(Function, node="PolygammaBackward0", saves=("self",), batching="pointwise"):
     """polygamma(n, a), the n-th derivative of digamma: d/da = polygamma(n + 1, a)."""
 
     @staticmethod
@@ -191,7 +194,7 @@ class Polygamma(Function, node="PolygammaBackward0", saves=("self",)):
         return ta * ctx._primals[0].polygamma(ctx.n + 1)
 
 
-class Logit(Function, node="LogitBackward0", saves=("self",)):
+class Logit(Function, node="LogitBackward0", saves=("self",), batching="pointwise"):
     """log(a / (1 - a)), a clamped to [eps, 1 - eps] when eps is given: d/da = 1 / (a (1 - a)); outside [0, 1]
     nan, or outside [eps, 1 - eps] 0 (torch's logit_backward)."""
 
@@ -217,7 +220,7 @@ def logit_derivative(grad, a, eps):
     return (grad / (a * (1 - a))).masked_fill(outside, math.nan if eps is None else 0.0)
 
 
-class NanToNum(Function, node="NanToNumBackward0"):
+class NanToNum(Function, node="NanToNumBackward0", batching="pointwise"):
     """nan, inf and -inf replaced by numbers: the gradient passes where a was finite, else 0."""
 
     @staticmethod
@@ -234,7 +237,7 @@ class NanToNum(Function, node="NanToNumBackward0"):
         return ta.masked_fill(ctx.replaced, 0.0)
 
 
-class Frac(Function, node="FracBackward0"):
+class Frac(Function, node="FracBackward0", batching="pointwise", function="frac", method="frac"):
     """a - trunc(a): the gradient passes unchanged."""
 
     @staticmethod
@@ -269,28 +272,28 @@ class _Flat(Function):
         return torch.zeros_like(ta)
 
 
-class Ceil(_Flat, node="CeilBackward0"):
+class Ceil(_Flat, node="CeilBackward0", batching="pointwise", function="ceil", method="ceil"):
     function = staticmethod(torch.ceil)
 
 
-class Floor(_Flat, node="FloorBackward0"):
+class Floor(_Flat, node="FloorBackward0", batching="pointwise", function="floor", method="floor"):
     function = staticmethod(torch.floor)
 
 
-class Trunc(_Flat, node="TruncBackward0"):
+class Trunc(_Flat, node="TruncBackward0", batching="pointwise", function=("trunc", "fix"), method=("trunc", "fix")):
     function = staticmethod(torch.trunc)
 
 
-class Round(_Flat, node="RoundBackward0"):
+class Round(_Flat, node="RoundBackward0", batching="pointwise"):
     function = staticmethod(torch.round)
 
 
-class RoundDecimals(_Flat, node="RoundBackward1"):
+class RoundDecimals(_Flat, node="RoundBackward1", batching="pointwise"):
     """round(a, decimals=n): torch records another node than round(a)."""
     function = staticmethod(lambda a, decimals: torch.round(a, decimals=decimals))
 
 
-class Sgn(_Flat, node="SgnBackward0"):
+class Sgn(_Flat, node="SgnBackward0", batching="pointwise", function="sgn", method="sgn"):
     """sgn(a): sign(a) for real tensors (a / |a| for complex ones)."""
     function = staticmethod(torch.sgn)
 
@@ -337,7 +340,8 @@ def _atan2_scale(a, b):
     return scale.masked_fill(scale == math.inf, 0.0)
 
 
-class Atan2(_Binary, node="Atan2Backward0"):
+class Atan2(_Binary, node="Atan2Backward0", batching="pointwise",
+            function=("atan2", "arctan2"), method=("atan2", "arctan2")):
     """atan2(a, b), the angle of the point (b, a): d/da = b / (a² + b²), d/db = -a / (a² + b²) (0 at the origin)."""
     function = staticmethod(torch.atan2)
     d_a = staticmethod(lambda a, b, result: b * _atan2_scale(a, b))
@@ -350,28 +354,28 @@ class Atan2(_Binary, node="Atan2Backward0"):
         return total(times(ta, b), times(tb, -a)) / (a * a + b * b)
 
 
-class Hypot(_Binary, node="HypotBackward0"):
+class Hypot(_Binary, node="HypotBackward0", batching="pointwise", function="hypot", method="hypot"):
     """sqrt(a² + b²): d/da = a / result, d/db = b / result."""
     function = staticmethod(torch.hypot)
     d_a = staticmethod(lambda a, b, result: a / result)
     d_b = staticmethod(lambda a, b, result: b / result)
 
 
-class Logaddexp(_Binary, node="LogaddexpBackward0"):
+class Logaddexp(_Binary, node="LogaddexpBackward0", batching="pointwise", function="logaddexp", method="logaddexp"):
     """log(exp(a) + exp(b)): d/da = 1 / (1 + exp(b - a)), d/db = 1 / (1 + exp(a - b))."""
     function = staticmethod(torch.logaddexp)
     d_a = staticmethod(lambda a, b, result: 1 / ((b - a).exp() + 1))
     d_b = staticmethod(lambda a, b, result: 1 / ((a - b).exp() + 1))
 
 
-class Logaddexp2(_Binary, node="Logaddexp2Backward0"):
+class Logaddexp2(_Binary, node="Logaddexp2Backward0", batching="pointwise", function="logaddexp2", method="logaddexp2"):
     """log2(2^a + 2^b): d/da = 1 / (1 + 2^(b - a)), d/db = 1 / (1 + 2^(a - b))."""
     function = staticmethod(torch.logaddexp2)
     d_a = staticmethod(lambda a, b, result: 1 / ((b - a).exp2() + 1))
     d_b = staticmethod(lambda a, b, result: 1 / ((a - b).exp2() + 1))
 
 
-class Fmod(_Binary, node="FmodBackward1"):
+class Fmod(_Binary, node="FmodBackward1", batching="pointwise"):
     """a - trunc(a / b) * b: d/da = 1, d/db = -trunc(a / b) (torch's div with rounding_mode, a step: no second
     derivative)."""
     function = staticmethod(torch.fmod)
@@ -379,7 +383,7 @@ class Fmod(_Binary, node="FmodBackward1"):
     d_b = staticmethod(lambda a, b, result: -a.div(b, rounding_mode="trunc"))
 
 
-class Remainder(_Binary, node="RemainderBackward1"):
+class Remainder(_Binary, node="RemainderBackward1", batching="pointwise"):
     """a - floor(a / b) * b: d/da = 1, d/db = -floor(a / b) (torch's div with rounding_mode, a step: no second
     derivative)."""
     function = staticmethod(torch.remainder)
@@ -387,15 +391,15 @@ class Remainder(_Binary, node="RemainderBackward1"):
     d_b = staticmethod(lambda a, b, result: -a.div(b, rounding_mode="floor"))
 
 
-class FmodScalar(Fmod, node="FmodBackward0"):
+class FmodScalar(Fmod, node="FmodBackward0", batching="pointwise"):
     """fmod(a, number): torch records another node, with one edge."""
 
 
-class RemainderScalar(Remainder, node="RemainderBackward0"):
+class RemainderScalar(Remainder, node="RemainderBackward0", batching="pointwise"):
     """remainder(a, number): torch records another node, with one edge."""
 
 
-class Fmax(_Binary, node="FmaxBackward0"):
+class Fmax(_Binary, node="FmaxBackward0", batching="pointwise", function="fmax", method="fmax"):
     """The larger of a and b, ignoring nan: the gradient goes to the one picked (a where a >= b or b is nan)."""
     function = staticmethod(torch.fmax)
     d_a = staticmethod(lambda a, b, result: ((a >= b) | b.isnan()).to(result.dtype))
@@ -414,7 +418,7 @@ def _fmax_fmin_tangent(ta, tb, picks_a):
     return torch.where(picks_a, ta - tb, 0.0) + tb
 
 
-class Fmin(_Binary, node="FminBackward0"):
+class Fmin(_Binary, node="FminBackward0", batching="pointwise", function="fmin", method="fmin"):
     """The smaller of a and b, ignoring nan: the gradient goes to the one picked (a where a <= b or b is nan)."""
     function = staticmethod(torch.fmin)
     d_a = staticmethod(lambda a, b, result: ((a <= b) | b.isnan()).to(result.dtype))
@@ -426,7 +430,7 @@ class Fmin(_Binary, node="FminBackward0"):
         return _fmax_fmin_tangent(ta, tb, (a <= b) | b.isnan())
 
 
-class Copysign(_Binary, node="CopysignBackward0"):
+class Copysign(_Binary, node="CopysignBackward0", batching="pointwise"):
     """|a| with b's sign: d/da = result / a (0 where a is 0), d/db = 0."""
     function = staticmethod(torch.copysign)
     d_a = staticmethod(lambda a, b, result: (result / a).masked_fill(a == 0, 0.0))
@@ -434,18 +438,18 @@ class Copysign(_Binary, node="CopysignBackward0"):
     grad_b = staticmethod(lambda grad, a, b, result: grad.new_zeros(grad.shape))   # zeros, even for a nan grad
 
 
-class CopysignScalar(Copysign, node="CopysignBackward1"):
+class CopysignScalar(Copysign, node="CopysignBackward1", batching="pointwise"):
     """copysign(a, number): torch records another node, with one edge."""
 
 
-class Ldexp(_Binary, node="LdexpBackward0"):
+class Ldexp(_Binary, node="LdexpBackward0", batching="pointwise", function="ldexp", method="ldexp"):
     """a * 2 ** b: d/da = 2 ** b, d/db = a * 2 ** b * ln 2."""
     function = staticmethod(torch.ldexp)
     d_a = staticmethod(lambda a, b, result: b.exp2())
     d_b = staticmethod(lambda a, b, result: a * b.exp2() * math.log(2.0))
 
 
-class Lerp(Function, node="LerpBackward0"):
+class Lerp(Function, node="LerpBackward0", batching="pointwise"):
     """start + weight (end - start) for a number weight: d/dstart = 1 - weight, d/dend = weight."""
 
     @staticmethod
@@ -462,7 +466,7 @@ class Lerp(Function, node="LerpBackward0"):
         return total(times(t_start, 1 - ctx.weight), times(t_end, ctx.weight))
 
 
-class LerpTensor(Function, node="LerpBackward1", saves=("self", "end", "weight")):
+class LerpTensor(Function, node="LerpBackward1", saves=("self", "end", "weight"), batching="pointwise"):
     """start + weight (end - start) for a tensor weight: d/dweight = end - start as well."""
 
     @staticmethod
@@ -481,8 +485,12 @@ class LerpTensor(Function, node="LerpBackward1", saves=("self", "end", "weight")
         return total(times(t_start, 1 - weight), times(t_end, weight), times(t_weight, end - start))
 
 
-class Addcmul(Function, node="AddcmulBackward0", saves=("tensor1", "tensor2")):
-    """a + value * t1 * t2: d/da = 1, d/dt1 = value t2, d/dt2 = value t1."""
+class Addcmul(Function, node="AddcmulBackward0", saves=("tensor1", "tensor2"), batching="pointwise"):
+    """a + value * t1 * t2: d/da = 1, d/dt1 = value t2, d/dt2 = value t1.
+
+    Grouped as torch's derivatives.yaml groups it, as Addcdiv: with a float64 a, a bfloat16 t1 and a float32 t2,
+    t1 * value is rounded in bfloat16 before the float64 grad multiplies it.
+    """
 
     @staticmethod
     def forward(ctx, a, t1, t2, value):
@@ -493,15 +501,17 @@ class Addcmul(Function, node="AddcmulBackward0", saves=("tensor1", "tensor2")):
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
-        return grad, grad * t2 * ctx.value, grad * t1 * ctx.value, None
+        return grad, grad * (t2 * ctx.value), grad * (t1 * ctx.value), None
 
     @staticmethod
     def jvp(ctx, ta, t1t, t2t, _value):
+        """self_t + t1_t * t2 * value + t2_t * t1 * value (value's product skipped where value is 1)."""
         _, t1, t2, value = ctx._primals
-        return total(ta, times(t1t, t2 * value), times(t2t, t1 * value))
+        return total(ta, None if t1t is None else _times_value(t1t * t2, value),
+                     None if t2t is None else _times_value(t2t * t1, value))
 
 
-class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2")):
+class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2"), batching="pointwise"):
     """a + value * t1 / t2: d/da = 1, d/dt1 = value / t2, d/dt2 = -value t1 / t2².
 
     Each formula is grouped as torch's derivatives.yaml groups it: with inputs of different dtypes (a float64,

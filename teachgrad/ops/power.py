@@ -15,7 +15,7 @@ from ..core.function import Function
 from ..rules.broadcast import total
 
 
-class Pow(Function, node="PowBackward0", saves=("self",)):
+class Pow(Function, node="PowBackward0", saves=("self",), batching="pointwise"):
     """a ** n for a number n: d/da = n * a**(n-1)."""
 
     @staticmethod
@@ -41,7 +41,8 @@ class Pow(Function, node="PowBackward0", saves=("self",)):
 
 
 # pack_order: torch packs exponent, self, result (its saved inputs by name, then outputs)
-class PowTensor(Function, node="PowBackward1", saves=("self", "exponent", "result"), pack_order=(1, 0, 2)):
+class PowTensor(Function, node="PowBackward1", saves=("self", "exponent", "result"), pack_order=(1, 0, 2),
+                batching="pointwise"):
     """a ** b for tensors: d/da = b * a**(b-1), d/db = a**b * log(a)."""
 
     @staticmethod
@@ -71,7 +72,7 @@ class PowTensor(Function, node="PowBackward1", saves=("self", "exponent", "resul
         return total(ta * d_a, tb * d_b)
 
 
-class PowScalarBase(Function, node="PowBackward2", saves=("exponent", "result")):
+class PowScalarBase(Function, node="PowBackward2", saves=("exponent", "result"), batching="pointwise"):
     """number ** b: d/db = number**b * log(number)."""
 
     @staticmethod

@@ -78,7 +78,7 @@ class Addbmm(_AddProduct, node="AddbmmBackward0", saves=("batch1", "batch2")):
     grad_b = staticmethod(lambda grad, a, b: a.transpose(1, 2).bmm(grad.unsqueeze(0).expand(a.shape[0], *grad.shape)))
 
 
-class Vdot(Function, node="VdotBackward0", saves=("self", "other")):
+class Vdot(Function, node="VdotBackward0", saves=("self", "other"), function="vdot", method="vdot"):
     """The dot product of two vectors (conjugating the first, for complex ones): d/da = grad * b, d/db = grad * a."""
 
     @staticmethod
@@ -97,7 +97,7 @@ class Vdot(Function, node="VdotBackward0", saves=("self", "other")):
         return total(None if ta is None else (ta * b).sum(), None if tb is None else (a * tb).sum())
 
 
-class Trace(Function, node="TraceBackward0"):
+class Trace(Function, node="TraceBackward0", function="trace", method="trace"):
     """The sum of the diagonal of a matrix: the gradient goes to each diagonal element."""
 
     @staticmethod
@@ -114,7 +114,7 @@ class Trace(Function, node="TraceBackward0"):
         return ta.diagonal().sum()
 
 
-class Rot90(Function, node="Rot90Backward0"):
+class Rot90(Function, node="Rot90Backward0", batching=("along", 2)):
     """The tensor turned k quarter turns in the plane of dims: the gradient is turned back."""
 
     @staticmethod

@@ -34,7 +34,7 @@ class Sum(Function, node="SumBackward0"):
         return ta.sum()
 
 
-class SumDim(Function, node="SumBackward1"):
+class SumDim(Function, node="SumBackward1", batching=("along", 1)):
     """Sum over `dim`: the gradient is copied along the summed dimensions."""
 
     @staticmethod
@@ -69,7 +69,7 @@ class Mean(Function, node="MeanBackward0"):
         return ta.mean()
 
 
-class MeanDim(Function, node="MeanBackward1"):
+class MeanDim(Function, node="MeanBackward1", batching=("along", 1)):
     """Mean over `dim`: the gradient divided by the count, copied along those dimensions."""
 
     @staticmethod
@@ -157,11 +157,11 @@ class _ExtremeDim(Function, saves=("indices",)):
         return (picked if ctx.keepdim or not len(ctx.shape) else picked.squeeze(ctx.dim)), None
 
 
-class MaxDim(_ExtremeDim, node="MaxBackward0"):
+class MaxDim(_ExtremeDim, node="MaxBackward0", batching=("along", 1)):
     reduce = staticmethod(torch.max)
 
 
-class MinDim(_ExtremeDim, node="MinBackward0"):
+class MinDim(_ExtremeDim, node="MinBackward0", batching=("along", 1)):
     reduce = staticmethod(torch.min)
 
 

@@ -21,11 +21,11 @@ from ..core.function import Function
 from .shape import Cat, Split, Stack, Transpose, _join
 
 
-class UnsafeSplit(Split, node="UnsafeSplitBackward0", is_view=False):
+class UnsafeSplit(Split, node="UnsafeSplitBackward0", is_view=False, batching=("along", 2)):
     """a.unsafe_split(size, dim) / a.unsafe_chunk(n, dim): Split's pieces, not tracked as views of a."""
 
 
-class TransposeInPlace(Transpose, node="TransposeBackward1", is_view=False):
+class TransposeInPlace(Transpose, node="TransposeBackward1", is_view=False, batching=("along", 1, 2)):
     """a.transpose_(dim0, dim1) of a tensor nobody else holds: Transpose's rule, recorded as a fresh output."""
 
 

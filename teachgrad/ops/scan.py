@@ -16,7 +16,7 @@ def reversed_cumsum(x, dim):
     return x.flip(dim).cumsum(dim).flip(dim)
 
 
-class Cumsum(Function, node="CumsumBackward0"):
+class Cumsum(Function, node="CumsumBackward0", batching=("along", 1)):
     """a.cumsum(dim): out[i] = a[0] + ... + a[i]. Each a[k] reaches every out[i] with i >= k."""
 
     @staticmethod
@@ -41,7 +41,7 @@ def _without(a, dim, k):
     return a.where(position != k, 1.0)
 
 
-class Cumprod(Function, node="CumprodBackward0", saves=("self", "result")):
+class Cumprod(Function, node="CumprodBackward0", saves=("self", "result"), batching=("along", 1)):
     """a.cumprod(dim): out[i] = a[0] * ... * a[i].
 
     d out[i] / d a[k] = product of a[j], j <= i, j != k (for i >= k). Without zeros that is out[i] / a[k],
@@ -118,7 +118,7 @@ class _ValueSelecting(Function, saves=("indices",)):
         return ta.gather(ctx.dim, indices), None
 
 
-class Sort(_ValueSelecting, node="SortBackward0"):
+class Sort(_ValueSelecting, node="SortBackward0", batching=("along", 1)):
     """a.sort(dim, descending, stable): the values in order, and where each came from."""
 
     extra_args = 3
@@ -126,7 +126,7 @@ class Sort(_ValueSelecting, node="SortBackward0"):
     dim_of = staticmethod(lambda dim, descending, stable: dim)
 
 
-class Topk(_ValueSelecting, node="TopkBackward0"):
+class Topk(_ValueSelecting, node="TopkBackward0", batching=("along", 2)):
     """a.topk(k, dim, largest, sorted): the k largest (or smallest) values along dim, and their indices."""
 
     extra_args = 4
@@ -134,7 +134,7 @@ class Topk(_ValueSelecting, node="TopkBackward0"):
     dim_of = staticmethod(lambda k, dim, largest, sorted: dim)
 
 
-class SortStable(Sort, node="SortBackward1"):
+class SortStable(Sort, node="SortBackward1", batching=("along", 1)):
     """a.sort(stable=..., ...): torch records the `stable` overload under its own name."""
 
 
@@ -157,7 +157,7 @@ def _log_parts(g):
     return log_abs.where(g > 0, lowest), log_abs.where(g < 0, lowest)
 
 
-class Logcumsumexp(Function, node="LogcumsumexpBackward0", saves=("self", "result")):
+class Logcumsumexp(Function, node="LogcumsumexpBackward0", saves=("self", "result"), batching=("along", 1)):
     """a.logcumsumexp(dim): out[i] = log(exp(a[0]) + ... + exp(a[i])).
 
     d out[i] / d a[k] = exp(a[k] - out[i]) for k <= i, so a[k]'s gradient is exp(a[k]) times a reversed

@@ -139,7 +139,7 @@ class Prod(Function, node="ProdBackward0", saves=("self", "result")):
         return (ta * prod_backward(torch.ones_like(a), a, None)).sum()
 
 
-class ProdDim(Function, node="ProdBackward1", saves=("self", "result")):
+class ProdDim(Function, node="ProdBackward1", saves=("self", "result"), batching=("along", 1)):
     """The product along `dim`: d/da_i = the product of the others in its row."""
 
     @staticmethod
@@ -231,19 +231,19 @@ def _var_mean_backward(ctx, a, grad_spread, grad_mean, std):
 
 # --- the element picked: median, nanmedian, mode, kthvalue (along dim), cummax, cummin ---
 
-class MedianDim(_ExtremeDim, node="MedianBackward1"):
+class MedianDim(_ExtremeDim, node="MedianBackward1", batching=("along", 1)):
     reduce = staticmethod(torch.median)
 
 
-class NanmedianDim(_ExtremeDim, node="NanmedianBackward1"):
+class NanmedianDim(_ExtremeDim, node="NanmedianBackward1", batching=("along", 1)):
     reduce = staticmethod(torch.nanmedian)
 
 
-class Mode(_ExtremeDim, node="ModeBackward0"):
+class Mode(_ExtremeDim, node="ModeBackward0", batching=("along", 1)):
     reduce = staticmethod(torch.mode)
 
 
-class Kthvalue(_ExtremeDim, node="KthvalueBackward0"):
+class Kthvalue(_ExtremeDim, node="KthvalueBackward0", batching=("along", 2)):
     """The k-th smallest along dim: as max along dim, the gradient goes to the element picked."""
 
     @staticmethod
@@ -296,9 +296,9 @@ class _Cumulative(Function, saves=("indices",)):
         return (ta if ta.dim() == 0 else ta.gather(ctx.dim, indices)), None
 
 
-class Cummax(_Cumulative, node="CummaxBackward0"):
+class Cummax(_Cumulative, node="CummaxBackward0", batching=("along", 1)):
     reduce = staticmethod(torch.cummax)
 
 
-class Cummin(_Cumulative, node="CumminBackward0"):
+class Cummin(_Cumulative, node="CumminBackward0", batching=("along", 1)):
     reduce = staticmethod(torch.cummin)

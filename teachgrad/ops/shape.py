@@ -22,7 +22,7 @@ def wrap_dim(dim, ndim):
     return dim % bound
 
 
-class T(Function, node="TBackward0", is_view=True):
+class T(Function, node="TBackward0", is_view=True, linear=True):
     """a.t(): transpose a matrix; the gradient is transposed back."""
 
     @staticmethod
@@ -33,12 +33,8 @@ class T(Function, node="TBackward0", is_view=True):
     def backward(ctx, grad):
         return grad.t()
 
-    @staticmethod
-    def jvp(ctx, ta):
-        return ta.t()
 
-
-class Transpose(Function, node="TransposeBackward0", is_view=True):
+class Transpose(Function, node="TransposeBackward0", is_view=True, batching=("along", 1, 2)):
     """Swap two dimensions; the gradient swaps them back."""
 
     @staticmethod
@@ -94,7 +90,7 @@ class UnsafeView(View, node="UnsafeViewBackward0", is_view=False):
     """A reshape of a fresh copy (what torch's reshape and matmul record): not a view of anything."""
 
 
-class Clone(Function, node="CloneBackward0"):
+class Clone(Function, node="CloneBackward0", batching="pointwise", linear=True):
     """A copy: the gradient passes through."""
 
     @staticmethod
@@ -104,10 +100,6 @@ class Clone(Function, node="CloneBackward0"):
     @staticmethod
     def backward(ctx, grad):
         return grad, None
-
-    @staticmethod
-    def jvp(ctx, ta, _memory_format):
-        return ta.clone(memory_format=ctx._primals[1])
 
 
 class ReshapeAlias(View, node="ReshapeAliasBackward0"):
@@ -161,7 +153,7 @@ class Squeeze(Function, node="SqueezeBackward0", is_view=True):
         return ta.reshape(ctx._result.shape)
 
 
-class SqueezeDim(Function, node="SqueezeBackward1", is_view=True):
+class SqueezeDim(Function, node="SqueezeBackward1", is_view=True, batching=("along", 1)):
     """Remove dimension `dim` if it has size 1."""
 
     @staticmethod
@@ -178,7 +170,7 @@ class SqueezeDim(Function, node="SqueezeBackward1", is_view=True):
         return ta.reshape(ctx._result.shape)
 
 
-class SqueezeDims(SqueezeDim, node="SqueezeBackward2", is_view=True):
+class SqueezeDims(SqueezeDim, node="SqueezeBackward2", is_view=True, batching=("along", 1)):
     """squeeze with a tuple or list of dims (torch's squeeze.dims overload, a node of its own): as SqueezeDim."""
 
 
@@ -215,7 +207,7 @@ class CopyGrad(Function, node="CopyBackwards"):
         return None, grad.to(ctx.dtype)
 
 
-class ToCopy(Function, node="ToCopyBackward0"):
+class ToCopy(Function, node="ToCopyBackward0", batching="pointwise"):
     """A copy on another device or with another dtype; the gradient goes back to the original's."""
 
     @staticmethod
@@ -233,7 +225,7 @@ class ToCopy(Function, node="ToCopyBackward0"):
         return ta.to(device=result.device, dtype=result.dtype)
 
 
-class ToFreshCopy(ToCopy, node="ToCopyBackward0"):
+class ToFreshCopy(ToCopy, node="ToCopyBackward0", batching="pointwise"):
     """`to(memory_format=...)` or `to(..., copy=True)`: always a new tensor, laid out as asked
     (channels_last, say), even on the same device with the same dtype. The same node as ToCopy's."""
 
@@ -320,7 +312,8 @@ class Slice(_Indexing, node="SliceBackward0", is_view=True):
     """a[..., start:stop:step, ...]: a range along a dimension."""
 
 
-class FwPrimal(Function, node="CppFunction", qualified_name="torch::autograd::Identity", is_view=True):
+class FwPrimal(Function, node="CppFunction", qualified_name="torch::autograd::Identity", is_view=True,
+               batching="pointwise"):
     """unpack_dual(t).primal: all of t as a new view, without its tangent (torch's _fw_primal; its node is a C++
     Identity, which torch shows as CppFunction)."""
 
@@ -337,7 +330,7 @@ class FwPrimal(Function, node="CppFunction", qualified_name="torch::autograd::Id
         return ta
 
 
-class Alias(Function, node="AliasBackward0", is_view=True):
+class Alias(Function, node="AliasBackward0", is_view=True, batching="pointwise", linear=True):
     """a[...]: all of a, as a new view of it."""
 
     @staticmethod
@@ -348,12 +341,8 @@ class Alias(Function, node="AliasBackward0", is_view=True):
     def backward(ctx, grad):
         return grad
 
-    @staticmethod
-    def jvp(ctx, ta):
-        return ta[...]
 
-
-class Diagonal(Function, node="DiagonalBackward0", is_view=True):
+class Diagonal(Function, node="DiagonalBackward0", is_view=True, batching=("along", 2, 3)):
     """a.diagonal(offset, dim1, dim2): the elements a[..., i, i + offset, ...], a view."""
 
     @staticmethod
@@ -372,7 +361,7 @@ class Diagonal(Function, node="DiagonalBackward0", is_view=True):
         return ta.diagonal(*ctx.args)
 
 
-class Unbind(Function, node="UnbindBackward0", is_view=True):
+class Unbind(Function, node="UnbindBackward0", is_view=True, batching=("along", 1)):
     """a.unbind(dim): every position along dim, as separate views; their gradients are stacked back."""
 
     @staticmethod
@@ -394,7 +383,7 @@ class Unbind(Function, node="UnbindBackward0", is_view=True):
         return ta.unbind(ctx.dim)
 
 
-class Split(Function, node="SplitBackward0", is_view=True):
+class Split(Function, node="SplitBackward0", is_view=True, batching=("along", 2)):
     """a.split(size, dim) and a.chunk(n, dim): consecutive pieces as views; gradients are joined back."""
 
     @staticmethod
@@ -418,7 +407,7 @@ class Split(Function, node="SplitBackward0", is_view=True):
         return tuple(ta.split([r.shape[ctx.dim] for r in ctx._result], ctx.dim))
 
 
-class SplitWithSizes(Split, node="SplitWithSizesBackward0"):
+class SplitWithSizes(Split, node="SplitWithSizesBackward0", batching=("along", 2)):
     """a.split([sizes], dim): pieces of the sizes listed."""
 
 

@@ -90,7 +90,7 @@ class Std(Function, node="StdBackward0", saves=("self", "result")):
         return tangent / (2 * ctx._result)
 
 
-class Logsumexp(Function, node="LogsumexpBackward0", saves=("self", "result")):
+class Logsumexp(Function, node="LogsumexpBackward0", saves=("self", "result"), batching=("along", 1)):
     """log(sum(exp(a))) along dim: d/da = exp(a - result), the softmax of a."""
 
     @staticmethod

@@ -4,7 +4,7 @@ import math
 from ..core.function import Function
 
 
-class Log10(Function, node="Log10Backward0", saves=("self",)):
+class Log10(Function, node="Log10Backward0", saves=("self",), batching="pointwise", function="log10", method="log10"):
     """log10(a): d/da = 1 / (a ln 10)."""
 
     @staticmethod
@@ -22,7 +22,7 @@ class Log10(Function, node="Log10Backward0", saves=("self",)):
         return ta / (ctx._primals[0] * math.log(10.0))
 
 
-class Log2(Function, node="Log2Backward0", saves=("self",)):
+class Log2(Function, node="Log2Backward0", saves=("self",), batching="pointwise", function="log2", method="log2"):
     """log2(a): d/da = 1 / (a ln 2)."""
 
     @staticmethod
@@ -40,7 +40,7 @@ class Log2(Function, node="Log2Backward0", saves=("self",)):
         return ta / (ctx._primals[0] * math.log(2.0))
 
 
-class Log1p(Function, node="Log1PBackward0", saves=("self",)):
+class Log1p(Function, node="Log1PBackward0", saves=("self",), batching="pointwise", function="log1p", method="log1p"):
     """log(1 + a), accurate for small a: d/da = 1 / (1 + a)."""
 
     @staticmethod
@@ -58,7 +58,7 @@ class Log1p(Function, node="Log1PBackward0", saves=("self",)):
         return ta / (ctx._primals[0] + 1)
 
 
-class Expm1(Function, node="Expm1Backward0", saves=("result",)):
+class Expm1(Function, node="Expm1Backward0", saves=("result",), batching="pointwise", function="expm1", method="expm1"):
     """exp(a) - 1, accurate for small a: d/da = exp(a) = result + 1."""
 
     @staticmethod
@@ -77,7 +77,7 @@ class Expm1(Function, node="Expm1Backward0", saves=("result",)):
         return ta * (ctx._result + 1)
 
 
-class Rsqrt(Function, node="RsqrtBackward0", saves=("result",)):
+class Rsqrt(Function, node="RsqrtBackward0", saves=("result",), batching="pointwise", function="rsqrt", method="rsqrt"):
     """1 / sqrt(a): d/da = -1/2 a^(-3/2) = -result³ / 2."""
 
     @staticmethod

@@ -1,6 +1,6 @@
 """Writes: the ops behind `zero_`, `fill_`, `copy_` and `index_put_`, in their out-of-place form.
 
-An in-place op records the node of its out-of-place twin (see `write_in_place` in teachgrad/rules/in_place.py). What was
+An in-place op records the node of its out-of-place twin (see `write_in_place` in teachgrad/ops/in_place.py). What was
 overwritten gets no gradient; what was written gets the gradient of the places it landed in.
 """
 import torch

@@ -1,8 +1,8 @@
 """The backward pass running now, for code that asks about it while it runs (kept beside the engine's loop).
 
 - `current_graph_task()`: the pass running in this thread (a checkpoint recomputes its segment once per pass);
-- `will_engine_execute_node(node)`: whether that pass runs `node` (torch._C._will_engine_execute_node, which
-  `register_multi_grad_hook` asks);
+- what that pass knows of its graph (`share_with_task`), which teachgrad/core/engine.py's
+  `will_engine_execute_node(node)` reads (torch._C._will_engine_execute_node, which `register_multi_grad_hook` asks);
 - `record_backward()`: every node the engine runs, in order, as `Step`s (what the notebooks draw and print);
 - `queue_callback(fn)`: `fn()` runs once this pass has run its last node (torch's
   `Variable._execution_engine.queue_callback`: a data-parallel reducer waits there for its last all-reduce).
@@ -15,7 +15,6 @@ import itertools
 import threading
 from collections import namedtuple
 
-from ..core.node import AccumulateGrad
 from . import variable_class
 
 
@@ -57,20 +56,6 @@ def current_graph_task():
     """The backward pass running now in this thread (a checkpoint recomputes once per pass), or None."""
     stack = getattr(_tasks, "stack", None)
     return stack[-1] if stack else None
-
-
-def will_engine_execute_node(node):
-    """Whether the backward pass running now runs `node` (torch._C._will_engine_execute_node): it must be
-    reachable from the roots and, with `inputs=`, on a path to one of them (register_multi_grad_hook asks)."""
-    task = current_graph_task()
-    if task is None or not task.graph:
-        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
-    graph = task.graph
-    if graph["grad"] and isinstance(node, AccumulateGrad):
-        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
-                           "autograd.grad(). This is currently not supported.")
-    reached = node in graph["dependencies"] or node in graph["roots"]
-    return reached and (graph["execute"] is None or node in graph["execute"])
 
 
 @contextlib.contextmanager

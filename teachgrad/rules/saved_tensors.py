@@ -11,15 +11,27 @@ tests/test_torch_autograd_entry_points.py (torch's gradcheck, which perturbs inp
 tests/test_legacy_and_small.py (a non-differentiable saved output: max(dim)'s indices).
 """
 import re
+import threading
 import weakref
 
 import torch
 
-from ..features import anomaly_mode, saved_tensor_hooks
-from . import grad_mode
+from . import anomaly, grad_mode
 from .saved_attributes import FREED_MESSAGE
 from . import torch_gradcheck, variable_class
 from ..rules import tangents
+
+
+class _HooksState(threading.local):
+    """The saved-tensor hooks open in this thread (`tg.autograd.graph.saved_tensors_hooks`, a feature that pushes
+    its pairs here: teachgrad/features/saved_tensor_hooks.py)."""
+
+    def __init__(self):
+        self.stack = []           # (pack_hook, unpack_hook), innermost last
+        self.disabled = None      # the error message while hooks are disabled
+
+
+hooks_state = _HooksState()
 
 
 class SavedTensor:
@@ -112,7 +124,7 @@ class SavedTensor:
 
 def _anomaly_hint():
     """The last sentence of torch's message for a modified saved tensor: how to find the culprit."""
-    if anomaly_mode.is_anomaly_enabled():
+    if anomaly.enabled:
         return (" Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!")
     return (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
@@ -141,8 +153,8 @@ def pack_saved(to_save, args, raw, outputs, result, pack_order=None):
                         break
             tensor = SavedTensor(tensor, variable, output_nr)
         saved.append(tensor)
-    if saved_tensor_hooks._state.stack:   # saved-tensor hooks apply (the stack read here: this runs for every op)
-        _set_hooks(saved, result, pack_order, saved_tensor_hooks.current_hooks())
+    if hooks_state.stack:   # saved-tensor hooks apply (the innermost pair: only it applies, as in torch)
+        _set_hooks(saved, result, pack_order, hooks_state.stack[-1])
         return tuple(saved), True
     return tuple(saved), False
 

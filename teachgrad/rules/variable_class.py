@@ -9,17 +9,12 @@ hands its classes over here when it is first imported, and the layers below read
     from ..rules import variable_class
     isinstance(x, variable_class.Variable)
 
+Not even for type hints: a hint here would be an import up the layers (tests/test_imports.py counts those too).
+
 Guarded by tests/test_imports.py (nothing below Variable imports it).
 """
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..core.variable import TorchLeaf as TorchLeafType, Variable as VariableType
-
-Variable: type[VariableType]      # set by teachgrad/core/variable.py, below its class
-TorchLeaf: type[TorchLeafType]    # a torch tensor that requires grad, standing inside a teachgrad op
+Variable: type     # teachgrad/core/variable.py's Variable, set by that module below its class
+TorchLeaf: type    # its TorchLeaf: a torch tensor that requires grad, standing inside a teachgrad op
 
 
 def hand_over(variable: type, torch_leaf: type) -> None:

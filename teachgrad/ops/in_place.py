@@ -4,6 +4,7 @@
 records, the op's node takes over the Variable's history. After `y[0].mul_(3)`, the base `y` gets a `CopySlices` node that wraps the write's own node; a view whose
 base was written to since it was made gets a fresh `AsStridedBackward0` node leading to the base, made
 lazily when its `grad_fn` is next read. What a view is and how it is checked is teachgrad/rules/views.py.
+These nodes are made of `Function`, as the ops are, so the module stands beside the ops, above the core.
 
 Guarded by tests/test_views.py (in-place writes through views, regenerated grad_fns against torch) and
 tests/test_silent_bugs.py.
@@ -11,9 +12,9 @@ tests/test_silent_bugs.py.
 import torch
 
 from ..core import engine
-from ..core.function import Function, _meta, _sequence_nr
-from . import grad_mode, tangents, variable_class, views
-from .views import _forward_steps, check_rebase, replay
+from ..core.function import Function, sequence_nrs
+from ..rules import grad_mode, tangents, variable_class, views
+from ..rules.views import _forward_steps, check_rebase, replay
 
 
 def write_in_place(variable, out_of_place, in_place, other=None):
@@ -62,8 +63,13 @@ def _node(cls, next_functions, needs_input_grad, input_meta):
     node._input_nrs = tuple(input_nr for _, input_nr in next_functions)
     node.needs_input_grad = tuple(needs_input_grad)
     node._input_meta = tuple(input_meta)
-    node._sequence_nr = next(_sequence_nr)
+    node._sequence_nr = next(sequence_nrs)
     return node
+
+
+def _meta(tensor):
+    """(shape, dtype, device): what the engine fits a gradient for this input to."""
+    return tuple(tensor.shape), tensor.dtype, tensor.device
 
 
 class CopySlices(Function, node="CopySlices", qualified_name="torch::autograd::CopySlices"):
@@ -89,7 +95,7 @@ def copy_slices(base, view_info, fn):
     """The base's new node after `fn` wrote through a view: a CopySlices wrapping `fn`."""
     edges = (base._edge(),) + tuple(fn.next_functions[1:])
     node = _node(CopySlices, edges, tuple(next_node is not None for next_node, _ in edges),
-                 (_meta(base),) + tuple(fn._input_meta[1:]))
+                 (_meta(base.data),) + tuple(fn._input_meta[1:]))
     node.fn, node.chain = fn, view_info.chain
     node._wrapped = fn
     return node
@@ -114,7 +120,7 @@ def regenerate_grad_fn(view):
     if view._grad_fn is None and not base.requires_grad:
         return
     check_rebase(view, indirect=True)
-    node = _node(AsStrided, (base._edge(),), (True,), (_meta(base),))
+    node = _node(AsStrided, (base._edge(),), (True,), (_meta(base.data),))
     node.chain, node.steps = info.chain, _forward_steps(info.chain, base.data)[1]
     info.version = view.data._version
     view._set_history(node, 0)

@@ -1,0 +1,101 @@
+"""An op declared once (issue 42): what an op's class line declares is what the package has, and torch's names.
+
+`function=` names are torch functions and become `tg.<name>`; `method=` names are torch.Tensor methods and
+become Variable's; `batching=` is vmap's rule for the op (teachgrad/api/declared.py and
+teachgrad/features/batching_rules.py read them; nothing else lists them).
+"""
+import inspect
+
+import pytest
+import torch
+
+import teachgrad as tg
+from teachgrad.core.function import DECLARED, Function
+from teachgrad.features import batching_rules
+
+NAMED = [op for op in DECLARED if op.function_names or op.method_names]
+
+
+def test_ops_declare_names_and_kinds():
+    assert len(NAMED) > 30 and len([op for op in DECLARED if op.batching]) > 100
+
+
+@pytest.mark.parametrize("op", NAMED, ids=lambda op: op.__name__)
+def test_declared_names_are_torchs_and_teachgrads(op):
+    for name in op.function_names:
+        assert callable(getattr(torch, name)), f"torch.{name}"
+        assert getattr(tg, name) is getattr(tg, op.function_names[0])
+    for name in op.method_names:
+        assert callable(getattr(torch.Tensor, name)), f"torch.Tensor.{name}"
+        assert inspect.isfunction(getattr(tg.Variable, name))
+
+
+@pytest.mark.parametrize("op", NAMED, ids=lambda op: op.__name__)
+def test_a_declared_function_records_the_op_torch_records(op):
+    torch.manual_seed(0)
+    arity = len(inspect.signature(getattr(tg, op.function_names[0]) if op.function_names
+                                  else getattr(tg.Variable, op.method_names[0])).parameters)
+    shape = (4,) if op.__name__ == "Vdot" else (3, 3)   # (vdot takes vectors)
+    data = [torch.rand(shape, dtype=torch.float64) * 3 - 1 for _ in range(arity)]   # (nan where torch's is too)
+    ours = [tg.tensor(d, requires_grad=True) for d in data]
+    theirs = [d.clone().requires_grad_() for d in data]
+    for name in op.function_names:
+        a, b = getattr(tg, name)(*ours), getattr(torch, name)(*theirs)
+        assert type(a.grad_fn).__name__ == type(b.grad_fn).__name__
+        torch.testing.assert_close(a.data, b.detach(), rtol=0, atol=0, equal_nan=True)
+    for name in op.method_names:
+        a, b = getattr(ours[0], name)(*ours[1:]), getattr(theirs[0], name)(*theirs[1:])
+        assert type(a.grad_fn).__name__ == type(b.grad_fn).__name__
+        torch.testing.assert_close(a.data, b.detach(), rtol=0, atol=0, equal_nan=True)
+
+
+def test_every_declared_kind_is_a_batching_rule():
+    for op in DECLARED:
+        if op.batching:
+            rule = batching_rules.RULES[op]
+            assert rule is batching_rules.pointwise if op.batching == "pointwise" else rule.__qualname__.startswith("along")
+
+
+def test_one_op_one_place():
+    """Issue 42's measure, read from the code by scripts/op_wiring.py: over all op classes, the files other than an
+    op's own that name or wire it stay at a median of at most 2 and a 90th percentile of at most 4."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "scripts" / "op_wiring.py"
+    spec = importlib.util.spec_from_file_location("op_wiring", path)
+    op_wiring = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(op_wiring)
+    counts = sorted(len(files) for files in op_wiring.wiring([op_wiring.File(p) for p in
+                                                              sorted(op_wiring.PACKAGE.rglob("*.py"))]).values())
+    assert len(counts) > 200
+    assert counts[len(counts) // 2] <= 2 and counts[int(0.9 * len(counts))] <= 4, counts
+    assert op_wiring.wiring([op_wiring.File(p) for p in sorted(op_wiring.PACKAGE.rglob("*.py"))])["Hypot"] == {}
+
+
+LINEAR = [op for op in vars(tg.ops).values() if isinstance(op, type) and getattr(op, "linear", False)]
+
+
+@pytest.mark.parametrize("name, call", [("neg", lambda x: -x), ("t", lambda x: x.t()), ("clone", lambda x: x.clone())])
+def test_a_linear_ops_tangent_is_its_forward_of_the_tangent_as_torchs(name, call):
+    """`linear=True` (Neg, T, Clone; Alias too): the tangent is the op applied to the tangent; recorded when the tangent
+    requires grad (reverse over forward), with torch's node, and its gradient torch's."""
+    def run(lib, fw):
+        x = lib.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]], dtype=torch.float64, requires_grad=True)
+        v = lib.tensor([[0.25, 1.0, -1.0], [2.0, -0.5, 3.0]], dtype=torch.float64, requires_grad=True)
+        with fw.dual_level():
+            tangent = fw.unpack_dual(call(fw.make_dual(x, v))).tangent
+            (grad,) = lib.autograd.grad(tangent.sum(), v)
+        return tangent.detach(), type(tangent.grad_fn).__name__, grad
+    ours, theirs = run(tg, tg.autograd.forward_ad), run(torch, torch.autograd.forward_ad)
+    torch.testing.assert_close(ours[0].data, theirs[0], rtol=0, atol=0)
+    assert ours[1] == theirs[1]
+    torch.testing.assert_close(ours[2].data, theirs[2], rtol=0, atol=0)
+
+
+def test_linear_ops_are_declared_and_a_jvp_beside_linear_is_refused():
+    assert {op.__name__ for op in LINEAR} >= {"Neg", "T", "Clone", "Alias"}
+    with pytest.raises(TypeError, match="linear=True and a jvp"):
+        class Twice(Function, linear=True):
+            @staticmethod
+            def jvp(ctx, t):
+                return 2 * t
