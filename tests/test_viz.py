@@ -3,6 +3,7 @@ states over time (grads, freed saved tensors, zero_), the step-by-step view, no 
 import base64
 import configparser
 import html
+import math
 import os
 import re
 import shutil
@@ -745,3 +746,57 @@ def test_stepper_legend_is_the_same_on_every_frame_and_lists_the_freed_tensors_i
     env = rqs(tg)
     kept = viz.backward_steps(env["t"], names=env, legend=True, retain_graph=True)
     assert "freed saved tensor" not in _legend_rows(kept[len(kept) - 1].source)
+
+
+def _attention_head_steps(lib):
+    """Notebook 19's causal attention head (4 positions, 3 features), stepped with d_out arriving at out."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v, d_out = (torch.randn(4, 3, generator=gen, dtype=torch.float64) for _ in range(4))
+    if lib is tg:
+        q, k, v = (tg.Variable(t, requires_grad=True) for t in (q, k, v))
+        d_out = tg.Variable(d_out)
+    else:
+        q, k, v = (t.requires_grad_() for t in (q, k, v))
+    scores = q @ k.transpose(0, 1) / math.sqrt(3)
+    masked = scores.masked_fill(~lib.ones(4, 4, dtype=torch.bool).tril(), float("-inf"))
+    P = masked.softmax(dim=-1)
+    out = P @ v
+    return viz.backward_steps(out, names=dict(q=q, k=k, v=v, scores=scores, masked=masked, P=P, out=out),
+                              gradient=d_out, legend=True)
+
+
+@LIBS
+def test_a_step_keeps_the_chain_of_backward_nodes_straight_and_no_text_under_10_pt(lib):
+    """Issue 45: notebook 19's frames were a staircase 1155 pt (1540 px) wide, with 9 pt arrow labels, which
+    the book shrank to 5-6 px. Each `next` arrow now weighs 10 (graphviz keeps heavy edges straight) and
+    every text is 10 pt; draw() is as it was."""
+    steps = _attention_head_steps(lib)
+    for k in range(len(steps)):
+        source = steps[k].source
+        assert "edge [fontname=Helvetica fontsize=10]" in source and "nodesep=0.1" in source
+        edges = re.findall(r"\t(n\d+ -> n\d+ \[.*\])\n", source)
+        assert len(edges) == 22
+        for line in edges:   # the next_functions arrows (no style of their own) weigh 10, the others 1
+            assert ("weight=10" in line) == ("style=" not in line), line
+    plain = viz.draw(steps.records[0].node).source
+    assert "weight" not in plain and "nodesep" not in plain and "edge [fontname=Helvetica fontsize=9]" in plain
+    if not HAS_DOT:
+        return
+    for k in range(len(steps)):
+        svg = steps.svg(k)
+        width_pt = float(re.search(r'<svg width="([\d.]+)pt"', svg).group(1))
+        sizes = {float(s) for s in re.findall(r'font-size="([\d.]+)"', svg)}
+        assert min(sizes) >= 10, sizes
+        # at its own size it fits JupyterLab's output area (968 px at most, 848 px beside the file browser)
+        assert width_pt * 4 / 3 <= 848, (k, width_pt)
+
+
+def test_a_frame_shrinks_to_its_column_in_the_slider_and_the_html_stepper():
+    pytest.importorskip("ipywidgets")
+    steps = _attention_head_steps(tg)
+    if not HAS_DOT:
+        pytest.skip("without dot a frame is its DOT text")
+    view = steps.slider().children[3]
+    for image in (view.value, _html_parts(steps)[1][0][1]):
+        assert re.fullmatch(r'<img alt="step 1 of 9: [^"]*" src="data:image/svg\+xml;base64,[^"]+" '
+                            r'style="max-width:100%;height:auto">', image), image[:200]
