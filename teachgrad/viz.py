@@ -17,7 +17,8 @@ Looks: green box = output, yellow box = a named intermediate tensor, blue box = 
 grey oval = backward node, orange box = saved tensor (dashed and grey once freed).
 With `wrapped=True` a teachgrad `CopySlices` node also shows the node it wraps (a dashed oval).
 In a step of `backward_steps` each backward node carries its id (`n3 MulBackward0`), the id the
-captions and the table use; the node running is gold, the nodes already run are green.
+captions and the table use; the node running is gold, the nodes already run are green. A step is
+drawn narrow (the chain of backward nodes kept straight, no text under 10 pt) and shrinks to its column.
 An arrow from a node is labelled with its position in `next_functions`
 (and with the `input_nr` at its head when that is not 0).
 The DOT source is the same in every process: node ids count up in the order of the walk.
@@ -63,6 +64,13 @@ LEGEND = {"output": "output", "intermediate": "intermediate", "leaf": "leaf",
 EDGE_LOOKS = {"next": {}, "grad_fn": {"style": "dotted"}, "variable": {"style": "dotted"},
               "saved": {"style": "dashed", "dir": "back"}, "wraps": {"style": "dashed", "arrowhead": "none"}}
 LABEL_ROW_SEP = ",\\n "
+# A step frame is read in a notebook's or a page's column (about 970 px in JupyterLab, 600-790 px in the book),
+# so it is laid out narrow: its `next` arrows are heavy, which keeps the chain of backward nodes straight (else
+# each named intermediate pulls the chain one step sideways, a staircase as wide as the graph is deep); nodes sit
+# closer; and the arrows' labels are as big as the nodes', so that no text is smaller than 10 pt.
+STEP_GRAPH_ATTR = {"nodesep": "0.1"}
+STEP_EDGE_ATTR = {"fontsize": "10"}
+STEP_EDGE_LOOKS = {"next": {"weight": "10"}}
 RUNNING = {"fillcolor": "gold", "penwidth": "2"}
 DONE = {"fillcolor": "palegreen"}
 STEP_LEGEND = ((RUNNING["fillcolor"], "backward node running"), (DONE["fillcolor"], "backward node already run"))
@@ -338,14 +346,18 @@ def _add_saved_node(g, op_id, title, kind, lines):
 
 # --- from _Graph to Drawing ---
 
-def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None, legend_rows=(), legend_kinds=None):
+def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None, legend_rows=(), legend_kinds=None,
+            narrow=False):
     """Draw g; a step frame passes per-node overrides, the gradients on edges, its legend rows and the kinds of
-    box its legend lists (those of every frame); otherwise the legend lists the kinds this drawing shows."""
+    box its legend lists (those of every frame), and narrow=True (STEP_GRAPH_ATTR's layout); otherwise the
+    legend lists the kinds this drawing shows."""
     o, nodes = g.options, nodes or {}
     if legend_kinds is None:
         legend_kinds = _kinds_shown(g, nodes)
-    d = Drawing(graph_attr={"ordering": "out", "fontname": "Helvetica", "fontsize": "10"},
-                node_attr=NODE_ATTR, edge_attr={"fontname": "Helvetica", "fontsize": "9"})
+    d = Drawing(graph_attr={"ordering": "out", "fontname": "Helvetica", "fontsize": "10",
+                            **(STEP_GRAPH_ATTR if narrow else {})},
+                node_attr=NODE_ATTR,
+                edge_attr={"fontname": "Helvetica", "fontsize": "9", **(STEP_EDGE_ATTR if narrow else {})})
     if title:
         d.body.append(f"\tlabel={_quote(_label_text(title))} labelloc=t\n")
     for node_id, (kind, lines) in g.nodes.items():
@@ -368,7 +380,8 @@ def _render(g, title=None, nodes=None, edge_grads=None, grad_fn_grads=None, lege
             attrs["label"] = "\\n".join(label)
         if o["edge_labels"] and input_nr:
             attrs["headlabel"] = str(input_nr)
-        d.body.append(_statement(f"{tail} -> {head}", {**attrs, **EDGE_LOOKS[kind]}))
+        d.body.append(_statement(f"{tail} -> {head}", {**attrs, **EDGE_LOOKS[kind],
+                                                        **(STEP_EDGE_LOOKS.get(kind, {}) if narrow else {})}))
     if o["legend"]:
         d.body.append(_statement("legend", {"label": _legend_html(legend_kinds, legend_rows), "shape": "plaintext",
                                              "style": ""}))
@@ -555,7 +568,7 @@ class Steps(collections.abc.Sequence):
         grad_fn_grads = {i: self._fmt(arrived[id(x.grad_fn)][getattr(x, "output_nr", 0)])
                          for i, x in g.grad_fn_edges if id(x.grad_fn) in arrived}
         title = f"step {k + 1} of {len(self)}: {self._node(self.records[k].node)} runs"
-        return _render(g, title, nodes, edge_grads, grad_fn_grads, STEP_LEGEND, self._legend_kinds())
+        return _render(g, title, nodes, edge_grads, grad_fn_grads, STEP_LEGEND, self._legend_kinds(), narrow=True)
 
     def _legend_kinds(self):
         """The kinds of box any frame shows, so that the legend is the same on every frame: the graph's own,
@@ -639,11 +652,14 @@ class Steps(collections.abc.Sequence):
                 + "".join(figures[:1]) + "\n" + rest + script + "</div>")
 
     def _image(self, k):
+        """Frame k as an <img> that shrinks to its column, never wider than its own size (the slider's view
+        and the HTML stepper alike); without `dot`, its DOT source and the hint."""
         svg = self.svg(k)
         if not svg.startswith("<svg"):
             return svg
         data = base64.b64encode(svg.encode()).decode()
-        return f'<img alt="{html.escape(self.caption(k))}" src="data:image/svg+xml;base64,{data}">'
+        return (f'<img alt="{html.escape(self.caption(k))}" src="data:image/svg+xml;base64,{data}" '
+                f'style="{FRAME_STYLE}">')
 
     def slider(self):
         """An ipywidgets stepper: prev/play/next, a slider, the caption of the step, its drawing."""
@@ -656,11 +672,12 @@ class Steps(collections.abc.Sequence):
                        for d in ("◀ prev", "next ▶"))
         ipywidgets.jslink((play, "value"), (pick, "value"))
         caption = ipywidgets.HTML(self._caption_html(0))
-        view = ipywidgets.HTML(self.svg(0) if len(self) else "")
+        view = ipywidgets.HTML(self._image(0) if len(self) else "")
+        view.add_class("tg-step-view")
         table = ipywidgets.HTML(f"<pre>{html.escape(repr(self))}</pre>")
 
         def show(change):
-            caption.value, view.value = self._caption_html(change["new"] - 1), self.svg(change["new"] - 1)
+            caption.value, view.value = self._caption_html(change["new"] - 1), self._image(change["new"] - 1)
 
         pick.observe(show, names="value")
         prev.on_click(lambda _: setattr(pick, "value", max(pick.value - 1, 1)))
@@ -673,6 +690,7 @@ class Steps(collections.abc.Sequence):
 
 
 STEP_MS = 1200   # how long play shows each step
+FRAME_STYLE = "max-width:100%;height:auto"   # a frame shrinks to its column, keeping its proportions
 
 # Runs where the page allows scripts (the book, a notebook run in JupyterLab): one frame at a time.
 STEPPER_JS = """(function (root) {

@@ -333,6 +333,49 @@ def test_the_stepper_changes_the_drawing_when_moved(site, browser):
     assert page.problems == []
 
 
+# Each frame of each stepper on a page, shown in turn: how wide it is drawn, how wide its stepper's column is, and
+# how high its smallest label is drawn (its SVG font size times the scale it is shown at: the viewBox is in the
+# units of the font sizes).
+_STEPPER_FRAMES_JS = """() => [...document.querySelectorAll('.tg-steps')].flatMap((stepper, s) => {
+  const figures = [...stepper.querySelectorAll('figure.tg-step')];
+  return figures.map((figure, f) => {
+    figures.forEach(other => { other.hidden = other !== figure; });
+    const img = figure.querySelector('img');
+    const shown = img.getBoundingClientRect(), column = stepper.getBoundingClientRect();
+    const svg = new DOMParser().parseFromString(atob(img.src.split(',')[1]), 'image/svg+xml').documentElement;
+    const box = svg.getAttribute('viewBox').trim().split(/[\\s,]+/).map(Number);
+    const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(t.getAttribute('font-size')));
+    return {stepper: s + 1, frame: f + 1, width: shown.width, right: shown.right, column: column.width,
+            columnRight: column.right, label: Math.min(...sizes) * shown.width / box[2]};
+  });
+})"""
+
+
+@pytest.mark.book
+@pytest.mark.browser
+def test_at_1280_every_stepper_frame_fits_its_column_with_labels_of_10_px(book, site, browser):
+    """Issue 45: notebook 19's stepper, 1540 px wide, was shrunk into the book's column with labels of 5-6 px.
+    Every frame of every stepper in the book, at a laptop's width: no wider than its column, no label under
+    10 px."""
+    if not shutil.which("dot"):
+        pytest.skip("without Graphviz's dot the steppers hold DOT text, not drawings")
+    pages = [p.stem for p in book["notebooks"] if "tg-steps" in json.dumps(_outputs(p))]
+    assert FIXTURE in pages and len(pages) > 1, pages
+    page, problems, measured = Page(browser, site), [], 0
+    for name in pages:
+        page.open(f"notebooks/{name}.html")
+        for f in page.page.evaluate(_STEPPER_FRAMES_JS):
+            measured += 1
+            where = f"{name}, stepper {f['stepper']}, frame {f['frame']}"
+            if f["width"] > f["column"] + 0.5 or f["right"] > f["columnRight"] + 0.5:
+                problems.append(f"{where}: drawn {f['width']:.0f} px wide in a {f['column']:.0f} px column")
+            if f["label"] < 10:
+                problems.append(f"{where}: smallest label {f['label']:.1f} px (column {f['column']:.0f} px)")
+    page.page.close()
+    assert measured and problems == [], "\n".join(problems)
+    assert page.problems == []
+
+
 @pytest.mark.book
 @pytest.mark.browser
 def test_solutions_fold_and_errors_are_short(site, browser):

@@ -57,7 +57,7 @@ def test_every_node_a_step_caption_names_is_drawn_with_that_name(stem):
     assert pages, f"{stem}: no stored stepper"
     for page in pages:
         figures = re.findall(r'<figcaption>(.*?)</figcaption><img alt="[^"]*" src="data:image/svg\+xml;base64,'
-                             r'([A-Za-z0-9+/=]+)">', page)
+                             r'([A-Za-z0-9+/=]+)"[^>]*>', page)
         assert figures
         for caption, data in figures:
             svg = base64.b64decode(data).decode()

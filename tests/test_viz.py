@@ -3,6 +3,7 @@ states over time (grads, freed saved tensors, zero_), the step-by-step view, no 
 import base64
 import configparser
 import html
+import math
 import os
 import re
 import shutil
@@ -414,8 +415,8 @@ def test_backward_steps_of_rqs(lib):
     assert 'n1 [label="n1 MulBackward0" shape=ellipse style=filled fillcolor=gold penwidth=2]' in first
     assert 'n2 [label="n2 AddBackward0" shape=ellipse style=filled fillcolor=lightgrey]' in first   # not run yet
     assert 'n0 -> n1 [label="grad_fn\\ngrad 1" style=dotted]' in first
-    assert 'n1 -> n2 [label="0\\ngrad 2"]' in first and 'n1 -> n3 [label="1\\ngrad 8"]' in first
-    assert "n2 -> n6 [label=0]" in first                       # AddBackward0 has not run yet
+    assert 'n1 -> n2 [label="0\\ngrad 2" weight=10]' in first and 'n1 -> n3 [label="1\\ngrad 8" weight=10]' in first
+    assert "n2 -> n6 [label=0 weight=10]" in first             # AddBackward0 has not run yet
     assert 'n4 [label="_saved_other\\nfreed"' in first          # freed once MulBackward0 ran
     assert '"s\\ndata 2\\ngrad None"' in first                  # s.grad is filled by step 2
 
@@ -424,7 +425,7 @@ def test_backward_steps_of_rqs(lib):
 
     last = steps[-1].source
     assert 'n1 [label="n1 MulBackward0" shape=ellipse style=filled fillcolor=palegreen]' in last
-    assert 'n2 -> n6 [label="0\\ngrad 2"]' in last and 'n2 -> n7 [label="1\\ngrad 2"]' in last
+    assert 'n2 -> n6 [label="0\\ngrad 2" weight=10]' in last and 'n2 -> n7 [label="1\\ngrad 2" weight=10]' in last
     assert 'n8 -> n2 [label="grad_fn\\ngrad 2" style=dotted]' in last   # dt/dr = s
     for leaf in ('"s\\ndata 2\\ngrad 8"', '"p\\ndata 3\\ngrad 2"', '"q\\ndata 5\\ngrad 2"'):
         assert leaf in last
@@ -533,20 +534,21 @@ def test_slider_steps_through_the_frames_with_prev_play_next_and_captions():
     assert isinstance(box, widgets.VBox) and isinstance(pick, widgets.IntSlider) and isinstance(play, widgets.Play)
     assert (pick.min, pick.max, pick.value) == (1, 5, 1) and (play.min, play.max) == (1, 5)
     assert table.value == f"<pre>{html.escape(RQS_STEPS)}</pre>"
-    assert view.value == steps.svg(0) and caption.value == f"<b>{RQS_CAPTIONS[0]}</b>"
+    assert view.value == steps._image(0) and caption.value == f"<b>{RQS_CAPTIONS[0]}</b>"
     pick.value = 3
-    assert view.value == steps.svg(2) != steps.svg(0) and caption.value == f"<b>{RQS_CAPTIONS[2]}</b>"
+    assert view.value == steps._image(2) != steps._image(0) and caption.value == f"<b>{RQS_CAPTIONS[2]}</b>"
     next_.click()
     assert pick.value == 4 and caption.value == f"<b>{RQS_CAPTIONS[3]}</b>"
     next_.click(), next_.click()
     assert pick.value == 5
     for _ in range(6):
         prev.click()
-    assert pick.value == 1 and view.value == steps.svg(0)
+    assert pick.value == 1 and view.value == steps._image(0)
     assert repr(box) == "StepsSlider(5 steps)"
     if HAS_DOT:
         pick.value = 3
-        assert view.value.startswith("<svg") and "step 3 of 5: n2 AddBackward0 runs" in view.value
+        frame = base64.b64decode(re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', view.value).group(1)).decode()
+        assert view.value.startswith("<img") and "step 3 of 5: n2 AddBackward0 runs" in frame
 
 
 def test_steps_display_as_live_slider_stored_html_and_text_table():
@@ -582,7 +584,8 @@ def test_html_stepper_is_self_contained_every_frame_and_a_script():
     assert "src=\"" not in script and "<link" not in page   # no external assets
     if HAS_DOT:
         for k, (caption, image) in enumerate(figures):
-            data = re.fullmatch(r'<img alt="[^"]*" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)">', image)
+            data = re.fullmatch(r'<img alt="[^"]*" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)" '
+                                r'style="max-width:100%;height:auto">', image)
             assert base64.b64decode(data.group(1)).decode() == steps.svg(k)
     else:
         assert all("apt-get install graphviz" in image for _, image in figures)
@@ -743,3 +746,57 @@ def test_stepper_legend_is_the_same_on_every_frame_and_lists_the_freed_tensors_i
     env = rqs(tg)
     kept = viz.backward_steps(env["t"], names=env, legend=True, retain_graph=True)
     assert "freed saved tensor" not in _legend_rows(kept[len(kept) - 1].source)
+
+
+def _attention_head_steps(lib):
+    """Notebook 19's causal attention head (4 positions, 3 features), stepped with d_out arriving at out."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v, d_out = (torch.randn(4, 3, generator=gen, dtype=torch.float64) for _ in range(4))
+    if lib is tg:
+        q, k, v = (tg.Variable(t, requires_grad=True) for t in (q, k, v))
+        d_out = tg.Variable(d_out)
+    else:
+        q, k, v = (t.requires_grad_() for t in (q, k, v))
+    scores = q @ k.transpose(0, 1) / math.sqrt(3)
+    masked = scores.masked_fill(~lib.ones(4, 4, dtype=torch.bool).tril(), float("-inf"))
+    P = masked.softmax(dim=-1)
+    out = P @ v
+    return viz.backward_steps(out, names=dict(q=q, k=k, v=v, scores=scores, masked=masked, P=P, out=out),
+                              gradient=d_out, legend=True)
+
+
+@LIBS
+def test_a_step_keeps_the_chain_of_backward_nodes_straight_and_no_text_under_10_pt(lib):
+    """Issue 45: notebook 19's frames were a staircase 1155 pt (1540 px) wide, with 9 pt arrow labels, which
+    the book shrank to 5-6 px. Each `next` arrow now weighs 10 (graphviz keeps heavy edges straight) and
+    every text is 10 pt; draw() is as it was."""
+    steps = _attention_head_steps(lib)
+    for k in range(len(steps)):
+        source = steps[k].source
+        assert "edge [fontname=Helvetica fontsize=10]" in source and "nodesep=0.1" in source
+        edges = re.findall(r"\t(n\d+ -> n\d+ \[.*\])\n", source)
+        assert len(edges) == 22
+        for line in edges:   # the next_functions arrows (no style of their own) weigh 10, the others 1
+            assert ("weight=10" in line) == ("style=" not in line), line
+    plain = viz.draw(steps.records[0].node).source
+    assert "weight" not in plain and "nodesep" not in plain and "edge [fontname=Helvetica fontsize=9]" in plain
+    if not HAS_DOT:
+        return
+    for k in range(len(steps)):
+        svg = steps.svg(k)
+        width_pt = float(re.search(r'<svg width="([\d.]+)pt"', svg).group(1))
+        sizes = {float(s) for s in re.findall(r'font-size="([\d.]+)"', svg)}
+        assert min(sizes) >= 10, sizes
+        # at its own size it fits JupyterLab's output area (968 px at most, 848 px beside the file browser)
+        assert width_pt * 4 / 3 <= 848, (k, width_pt)
+
+
+def test_a_frame_shrinks_to_its_column_in_the_slider_and_the_html_stepper():
+    pytest.importorskip("ipywidgets")
+    steps = _attention_head_steps(tg)
+    if not HAS_DOT:
+        pytest.skip("without dot a frame is its DOT text")
+    view = steps.slider().children[3]
+    for image in (view.value, _html_parts(steps)[1][0][1]):
+        assert re.fullmatch(r'<img alt="step 1 of 9: [^"]*" src="data:image/svg\+xml;base64,[^"]+" '
+                            r'style="max-width:100%;height:auto">', image), image[:200]

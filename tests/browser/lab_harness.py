@@ -75,9 +75,11 @@ def screenshot_dir() -> Path:
     return Path(os.environ.get("TEACHGRAD_BROWSER_OUT") or REPO / "build" / "browser").resolve()
 _PROMPT_RE = re.compile(r"^\[(\d+)\]:$")
 
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
 # Order in which JupyterLab's default rendermime picks the one representation it shows.
 _MIME_RANK = [
-    "application/vnd.jupyter.widget-view+json",
+    WIDGET_MIME,
     "application/javascript",
     "text/html",
     "text/markdown",
@@ -270,6 +272,7 @@ class Expectation:
     stored_stderr: list[bool]    # stored outputs contain a stderr stream
     graphs: int                  # outputs shown as image/svg+xml
     plots: int                   # outputs shown as image/png
+    steppers: int = 0            # backward_steps sliders (a widget whose stored HTML is the tg-steps stepper)
 
     @classmethod
     def from_notebook(cls, path: Path) -> "Expectation":
@@ -289,6 +292,8 @@ class Expectation:
                     shown = _shown_mime(o)
                     e.graphs += shown == "image/svg+xml"
                     e.plots += shown == "image/png"
+                    e.steppers += (shown == WIDGET_MIME
+                                   and '<div class="tg-steps">' in o["data"].get("text/html", ""))
         return e
 
 
@@ -376,6 +381,46 @@ async mime => {
   return [shown, imgs.length];
 }
 """
+
+
+# Each backward_steps slider's drawing (its `tg-step-view`), scrolled into view: how wide it is drawn, how wide
+# its output area is, and how high its smallest label is drawn (its SVG font size times the scale the image is
+# shown at: the SVG's viewBox is in the same units as its font sizes).
+_STEPPERS_JS = """
+async () => {
+  const found = [];
+  for (const img of document.querySelectorAll('.jp-NotebookPanel .jp-OutputArea-output .tg-step-view img')) {
+    img.scrollIntoView({block: 'center'});
+    if (!img.complete) await img.decode().catch(() => {});
+    const shown = img.getBoundingClientRect(), area = img.closest('.jp-OutputArea-output').getBoundingClientRect();
+    const svg = new DOMParser().parseFromString(atob(img.src.split(',')[1]), 'image/svg+xml').documentElement;
+    const box = svg.getAttribute('viewBox').trim().split(/[\\s,]+/).map(Number);
+    const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(t.getAttribute('font-size')));
+    found.push({width: shown.width, right: shown.right, area: area.width, areaRight: area.right,
+                label: Math.min(...sizes) * shown.width / box[2]});
+  }
+  return found;
+}
+"""
+MIN_LABEL_PX = 10   # the smallest a stepper's label may be drawn (issue 45: 5-6 px was unreadable)
+
+
+def stepper_problems(page, expected: int) -> list[str]:
+    """What is wrong with the steppers' drawings as shown: fewer than the notebook shows, one wider than its
+    output area (or running off its right), or a label drawn under MIN_LABEL_PX."""
+    found = page.evaluate(_STEPPERS_JS)
+    problems = []
+    if len(found) < expected:
+        problems.append(f"{len(found)} stepper drawing(s) (.tg-step-view img) measured, the committed notebook "
+                        f"shows {expected} stepper(s)")
+    for i, s in enumerate(found, 1):
+        if s["width"] > s["area"] + 0.5 or s["right"] > s["areaRight"] + 0.5:
+            problems.append(f"stepper {i}: its drawing is {s['width']:.0f} px wide in a {s['area']:.0f} px "
+                            "output area")
+        if s["label"] < MIN_LABEL_PX:
+            problems.append(f"stepper {i}: its smallest label is drawn {s['label']:.1f} px high "
+                            f"(in a {s['area']:.0f} px output area), under {MIN_LABEL_PX} px")
+    return problems
 
 
 def _visible_images(page, mime: str) -> tuple[int, int]:
@@ -604,6 +649,7 @@ def finish_notebook(run: NotebookRun, screenshot_dir: Path | None = None,
         if plots < expected.plots:
             problems.append(f"{plots} visible plot image(s) (of {plot_imgs} PNG <img>), "
                             f"the committed notebook shows {expected.plots}")
+        problems.extend(stepper_problems(page, expected.steppers))
         report.timings["check"] = time.monotonic() - t
     except Exception as exc:
         msg = str(exc).strip().splitlines()
