@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 import torch
 import torch.distributed as dist
 
-from ...autograd.function import Function
+from ...features.custom_function import Function   # (a user's Function, as torch's DDP writes its _DDPSink)
 from .reducer import DEFAULT_FIRST_BUCKET_BYTES, Reducer, compute_bucket_assignment_by_size
 
 DEFAULT_BUCKET_CAP_MB = 25
