@@ -27,6 +27,7 @@ import base64
 import collections.abc
 import functools
 import html
+import math
 import re
 from collections import deque
 
@@ -640,7 +641,7 @@ class Steps(collections.abc.Sequence):
         Where scripts do not run (a stored notebook not yet run), the first frame shows and the
         others fold away under "the other steps".
         """
-        figures = [f'<figure class="tg-step" style="margin:0">'
+        figures = [f'<figure class="tg-step" style="margin:0;overflow-x:auto">'
                    f'<figcaption>{html.escape(self.caption(k))}</figcaption>{self._image(k)}</figure>'
                    for k in range(len(self))]
         rest = ""
@@ -659,7 +660,7 @@ class Steps(collections.abc.Sequence):
             return svg
         data = base64.b64encode(svg.encode()).decode()
         return (f'<img alt="{html.escape(self.caption(k))}" src="data:image/svg+xml;base64,{data}" '
-                f'style="{FRAME_STYLE}">')
+                f'style="{FRAME_STYLE}{_smallest_width(svg)}">')
 
     def slider(self):
         """An ipywidgets stepper: prev/play/next, a slider, the caption of the step, its drawing."""
@@ -672,7 +673,7 @@ class Steps(collections.abc.Sequence):
                        for d in ("◀ prev", "next ▶"))
         ipywidgets.jslink((play, "value"), (pick, "value"))
         caption = ipywidgets.HTML(self._caption_html(0))
-        view = ipywidgets.HTML(self._image(0) if len(self) else "")
+        view = ipywidgets.HTML(self._image(0) if len(self) else "", layout=ipywidgets.Layout(overflow="auto"))
         view.add_class("tg-step-view")
         table = ipywidgets.HTML(f"<pre>{html.escape(repr(self))}</pre>")
 
@@ -691,6 +692,15 @@ class Steps(collections.abc.Sequence):
 
 STEP_MS = 1200   # how long play shows each step
 FRAME_STYLE = "max-width:100%;height:auto"   # a frame shrinks to its column, keeping its proportions
+
+
+def _smallest_width(svg):
+    """How far a frame may shrink: until its smallest labels, 10 pt, read 10 px. A 10 pt label is 13.3 px at the
+    drawing's own size, so at three quarters of it: a width in px equal to the drawing's width in pt (its viewBox,
+    rounded up). A column narrower than that scrolls sideways (the figure's overflow) rather than shrinking the
+    labels further."""
+    box = re.search(r'<svg[^>]*\bviewBox="[\d.-]+ [\d.-]+ ([\d.]+) ', svg)
+    return f";min-width:{math.ceil(float(box.group(1)))}px" if box else ""
 
 # Runs where the page allows scripts (the book, a notebook run in JupyterLab): one frame at a time.
 STEPPER_JS = """(function (root) {

@@ -585,7 +585,7 @@ def test_html_stepper_is_self_contained_every_frame_and_a_script():
     if HAS_DOT:
         for k, (caption, image) in enumerate(figures):
             data = re.fullmatch(r'<img alt="[^"]*" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)" '
-                                r'style="max-width:100%;height:auto">', image)
+                                r'style="max-width:100%;height:auto;min-width:\d+px">', image)
             assert base64.b64decode(data.group(1)).decode() == steps.svg(k)
     else:
         assert all("apt-get install graphviz" in image for _, image in figures)
@@ -797,6 +797,8 @@ def test_a_frame_shrinks_to_its_column_in_the_slider_and_the_html_stepper():
     if not HAS_DOT:
         pytest.skip("without dot a frame is its DOT text")
     view = steps.slider().children[3]
+    # never shrunk below 3/4 of its own size, where its 10 pt labels (13.3 px) read 10 px: its width in pt, as px
+    width_pt = float(re.search(r'<svg[^>]*\bviewBox="[\d.-]+ [\d.-]+ ([\d.]+) ', steps.svg(0)).group(1))
     for image in (view.value, _html_parts(steps)[1][0][1]):
         assert re.fullmatch(r'<img alt="step 1 of 9: [^"]*" src="data:image/svg\+xml;base64,[^"]+" '
-                            r'style="max-width:100%;height:auto">', image), image[:200]
+                            rf'style="max-width:100%;height:auto;min-width:{math.ceil(width_pt)}px">', image), image[:200]
