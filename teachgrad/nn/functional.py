@@ -583,11 +583,11 @@ def conv_transpose3d(input: TensorLike, weight: TensorLike, bias: TensorLike | N
 
 def pad(input: TensorLike, pad: Sequence[int], mode: str = "constant", value: Optional[float] = None) -> Variable:
     """input padded with `value` (0 by default): pad gives (left, right) amounts, last dim first."""
-    if mode in ("reflect", "replicate"):   # torch's kernels (teachgrad/ops/padding_pooling.py)
-        if value is not None and value != 0:
+    if mode in ("reflect", "replicate", "circular"):   # torch's kernels (teachgrad/ops/padding_pooling.py), and
+        if value is not None and value != 0:            # circular padding composed as torch composes it
             raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
         n = len(pad) // 2
-        if len(pad) % 2 or (mode, n) not in ops.PADS:
+        if len(pad) % 2 or n not in (1, 2, 3):
             raise NotImplementedError(f"teachgrad's pad in mode '{mode}' pads the last 1 to 3 dimensions (a pad of "
                                       f"2, 4 or 6 numbers), not {len(pad)} numbers")
         if input.dim() not in (n + 1, n + 2):   # torch's message
@@ -597,11 +597,10 @@ def pad(input: TensorLike, pad: Sequence[int], mode: str = "constant", value: Op
                 "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
                 "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
                 "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+        if mode == "circular":
+            return _pad_circular(input, list(pad))
         return ops.PADS[mode, n].apply(input, list(pad))
     if mode != "constant":
-        if mode == "circular":
-            raise NotImplementedError(f"teachgrad's pad has modes 'constant', 'reflect' and 'replicate' (not "
-                                      f"'{mode}')")
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if len(pad) % 2:   # (torch's pad checks these itself, with its own words, before constant_pad_nd would)
         raise RuntimeError("Padding length must be divisible by 2")
@@ -1079,6 +1078,8 @@ def _runs_on_variables(function):
     teachgrad's graph, each once, so that the tensor methods the body calls on them (`in_proj_bias.chunk(3)`) are
     teachgrad's too."""
     namespace = dict(function.__globals__, has_torch_function=lambda arguments: False,
+                     has_torch_function_unary=lambda input: False,
+                     has_torch_function_variadic=lambda *arguments: False,
                      _none_or_dtype=lambda mask: None if mask is None else mask.dtype)   # (a mask may be a Variable)
     body = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__,
                               function.__closure__)
@@ -1159,3 +1160,292 @@ def ctc_loss_function(log_probs: TensorLike, targets: TensorLike, input_lengths:
     if reduction == 2:
         return loss.sum()
     return ops.SqueezeDim.apply(loss, 0) if unbatched else loss
+
+
+# --- vision and the rest (issue 42): interpolate, grid_sample, affine_grid, group and instance norm, local response
+# norm, embedding_bag, fold / unfold, pixel shuffle, celu / selu / mish / rrelu, circular padding, cosine similarity.
+# Where torch's function is Python (interpolate, grid_sample, affine_grid, group_norm, instance_norm,
+# local_response_norm, embedding_bag, fold, unfold, celu, selu, rrelu), torch's own body runs on the Variables
+# (`_runs_on_variables`), with its argument reading, warnings and errors; the ATen function it calls at the end
+# (torch._C._nn.upsample_bilinear2d, torch.group_norm, ...) is handed to teachgrad's of that name, below, which
+# records the op of teachgrad/ops/sampling_layers.py, ops/layers.py or ops/activation_more.py.
+
+def _raise_torchs(function, *args):
+    """torch's own error for arguments torch refuses: torch's function run on the data (it raises)."""
+    function(*[_plain(a) for a in args])
+    raise AssertionError(f"{function.__name__} was expected to refuse these arguments")   # (never reached)
+
+
+def _scale_factors(scale_factors, scales):
+    """One scale per spatial dim, or None: from the `.vec` overload's list, or the other overload's scales_h, ..."""
+    if scales or isinstance(scale_factors, (int, float)):
+        scale_factors = [scale_factors, *scales]
+    if scale_factors is None or all(s is None for s in scale_factors):
+        return None
+    return list(scale_factors)
+
+
+def _nearest_function(op):
+    def upsample(input: TensorLike, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None = None,
+                 *scales: float | None) -> Variable:
+        """Nearest-neighbour upsampling (torch._C._nn's kernel, which interpolate calls)."""
+        return op.apply(input, None if output_size is None else list(output_size),
+                        _scale_factors(scale_factors, scales))
+    return upsample
+
+
+def _linear_function(op):
+    def upsample(input: TensorLike, output_size: Sequence[int] | None, align_corners: bool,
+                 scale_factors: Sequence[float] | float | None = None, *scales: float | None) -> Variable:
+        """Linear / bilinear / bicubic / trilinear upsampling (torch._C._nn's kernel, which interpolate calls)."""
+        return op.apply(input, None if output_size is None else list(output_size), align_corners,
+                        _scale_factors(scale_factors, scales))
+    return upsample
+
+
+upsample_nearest1d = _nearest_function(ops.UpsampleNearest1d)
+upsample_nearest2d = _nearest_function(ops.UpsampleNearest2d)
+upsample_nearest3d = _nearest_function(ops.UpsampleNearest3d)
+_upsample_nearest_exact1d = _nearest_function(ops.UpsampleNearestExact1d)
+_upsample_nearest_exact2d = _nearest_function(ops.UpsampleNearestExact2d)
+_upsample_nearest_exact3d = _nearest_function(ops.UpsampleNearestExact3d)
+upsample_linear1d = _linear_function(ops.UpsampleLinear1d)
+upsample_bilinear2d = _linear_function(ops.UpsampleBilinear2d)
+upsample_trilinear3d = _linear_function(ops.UpsampleTrilinear3d)
+upsample_bicubic2d = _linear_function(ops.UpsampleBicubic2d)
+_upsample_bilinear2d_aa = _linear_function(ops.UpsampleBilinear2dAa)
+_upsample_bicubic2d_aa = _linear_function(ops.UpsampleBicubic2dAa)
+
+
+def adaptive_avg_pool3d(input: TensorLike, output_size: Ints) -> Variable:
+    """The mean of each of output_size boxes over the last three dims; for (1, 1, 1), as torch, their mean."""
+    sizes = _tuple(3, output_size)
+    size = [input.shape[-3 + i] if s is None else s for i, s in enumerate(sizes)]
+    if size == [1, 1, 1]:
+        return ops.MeanDim.apply(input, (-1, -2, -3), True)
+    return ops.AdaptiveAvgPool3d.apply(input, size)
+
+
+def avg_pool3d(input: TensorLike, kernel_size: Ints, stride: Ints | None = None, padding: Ints = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: Optional[int] = None) -> Variable:
+    """The mean of each kernel_size box over the last three dims."""
+    kernel_size = _tuple(3, kernel_size)
+    stride = kernel_size if stride is None or stride == [] or stride == () else _tuple(3, stride)
+    return ops.AvgPool3d.apply(input, kernel_size, stride, _tuple(3, padding), ceil_mode, count_include_pad,
+                               divisor_override)
+
+
+# torch's F.interpolate (its reading of size, scale_factor, recompute_scale_factor, align_corners and antialias,
+# its warnings and errors), run on the Variables: it ends in one of the kernels above, or adaptive average pooling
+# for mode='area'. torch.nn.Upsample and UpsamplingBilinear2d / UpsamplingNearest2d call it.
+interpolate = _runs_on_variables(F.interpolate)
+upsample = _runs_on_variables(F.upsample)
+upsample_bilinear = _runs_on_variables(F.upsample_bilinear)
+upsample_nearest = _runs_on_variables(F.upsample_nearest)
+
+
+def grid_sampler(input: TensorLike, grid: TensorLike, interpolation_mode: int, padding_mode: int,
+                 align_corners: bool) -> Variable:
+    """torch.grid_sampler: grid_sampler_2d on 4-D input, grid_sampler_3d on 5-D (modes as torch's enums:
+    interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection)."""
+    if input.dim() == 4:
+        return ops.GridSampler2d.apply(input, grid, interpolation_mode, padding_mode, align_corners)
+    if input.dim() == 5:
+        return ops.GridSampler3d.apply(input, grid, interpolation_mode, padding_mode, align_corners)
+    return _raise_torchs(torch.grid_sampler, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def affine_grid_generator(theta: TensorLike, size: Sequence[int], align_corners: bool) -> Variable:
+    """torch.affine_grid_generator: the sampling grid theta maps the output's points to."""
+    return ops.AffineGridGenerator.apply(theta, list(size), align_corners)
+
+
+grid_sample = _runs_on_variables(F.grid_sample)
+affine_grid = _runs_on_variables(F.affine_grid)
+
+
+# --- group, instance and local response norm -----------------------------------------------------------------
+
+def group_norm_function(input: TensorLike, num_groups: int, weight: TensorLike | None = None,
+                        bias: TensorLike | None = None, eps: float = 1e-5, cudnn_enabled: bool = True) -> Variable:
+    """torch.group_norm: torch's checks (each failure is torch's own error), then native_group_norm."""
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups or any(p is not None and (p.dim() != 1 or p.numel() != c) for p in (weight, bias)):
+        return _raise_torchs(torch.group_norm, input, num_groups, weight, bias, eps)
+    hxw = 1
+    for size in input.shape[2:]:
+        hxw *= size
+    return ops.NativeGroupNorm.apply(input.contiguous(), weight, bias, n, c, hxw, num_groups, eps)
+
+
+def instance_norm_function(input: TensorLike, weight: TensorLike | None, bias: TensorLike | None,
+                           running_mean: torch.Tensor | None, running_var: torch.Tensor | None,
+                           use_input_stats: bool, momentum: float, eps: float, cudnn_enabled: bool) -> Variable:
+    """torch.instance_norm, as torch composes it: the (N, C, ...) input viewed as one sample of N·C channels,
+    batch norm of that (weight, bias and running stats repeated N times: RepeatBackward0), viewed back; the
+    running stats then become the mean over the batch of their N updated copies."""
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    b, c = input.shape[0], input.shape[1]
+    shape = [1, b * c, *input.shape[2:]]
+    repeated = [None if p is None else ops.Repeat.apply(p, (b,)) if isinstance(p, Variable) else p.repeat(b)
+                for p in (weight, bias)]
+    stats = [None if s is None else _plain(s).repeat(b) for s in (running_mean, running_var)]
+    out = _batch_norm(ops.View.apply(input.contiguous(), shape), repeated[0], repeated[1], stats[0], stats[1],
+                      use_input_stats, momentum, eps)
+    with torch.no_grad():
+        for stat, copies in zip((running_mean, running_var), stats):
+            if stat is not None:
+                _plain(stat).copy_(copies.view(b, c).mean(0))
+    return ops.View.apply(out, list(input.shape))
+
+
+group_norm = _runs_on_variables(F.group_norm)
+instance_norm = _runs_on_variables(F.instance_norm)
+local_response_norm = _runs_on_variables(F.local_response_norm)   # torch's composition: mul, pad, avg_pool, pow, div
+
+
+# --- embedding_bag ---------------------------------------------------------------------------------------------
+
+def embedding_bag_function(weight: TensorLike, indices: TensorLike, offsets: TensorLike,
+                           scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                           per_sample_weights: TensorLike | None = None, include_last_offset: bool = False,
+                           padding_idx: Optional[int] = None) -> tuple[Variable, Variable, Variable, Variable]:
+    """torch.embedding_bag: (output, offset2bag, bag_size, max_indices); mode 0 sum, 1 mean, 2 max."""
+    if sparse:
+        raise NotImplementedError("teachgrad has no sparse tensors: embedding_bag(sparse=True) is not available")
+    return ops.EmbeddingBag.apply(weight, _plain(indices), _plain(offsets), scale_grad_by_freq, mode, sparse,
+                                  per_sample_weights, include_last_offset, -1 if padding_idx is None else padding_idx)
+
+
+embedding_bag = _runs_on_variables(F.embedding_bag)
+
+
+# --- fold / unfold, pixel shuffle ------------------------------------------------------------------------------
+
+def im2col(input: TensorLike, kernel_size: Ints, dilation: Ints, padding: Ints, stride: Ints) -> Variable:
+    """Each sliding window's elements as a column (what F.unfold calls)."""
+    return ops.Im2Col.apply(input, *[list(_tuple(2, v)) for v in (kernel_size, dilation, padding, stride)])
+
+
+def col2im(input: TensorLike, output_size: Ints, kernel_size: Ints, dilation: Ints, padding: Ints,
+           stride: Ints) -> Variable:
+    """Each column added back into its window of an output_size image (what F.fold calls)."""
+    return ops.Col2Im.apply(input, *[list(_tuple(2, v)) for v in (output_size, kernel_size, dilation, padding,
+                                                                   stride)])
+
+
+fold = _runs_on_variables(F.fold)
+unfold = _runs_on_variables(F.unfold)
+
+
+def pixel_shuffle(input: TensorLike, upscale_factor: int) -> Variable:
+    """(*, C r², H, W) -> (*, C, H r, W r)."""
+    return ops.PixelShuffle.apply(input, upscale_factor)
+
+
+def pixel_unshuffle(input: TensorLike, downscale_factor: int) -> Variable:
+    """(*, C, H r, W r) -> (*, C r², H, W)."""
+    return ops.PixelUnshuffle.apply(input, downscale_factor)
+
+
+# --- celu, selu, mish, rrelu -----------------------------------------------------------------------------------
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946   # torch's constants
+
+
+def celu_function(input: TensorLike, alpha: float = 1.0) -> Variable:
+    """torch.celu: max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        return _raise_torchs(torch.celu, input, alpha)
+    return ops.Celu.apply(input, alpha)
+
+
+def selu_function(input: TensorLike) -> Variable:
+    """torch.selu: scale · elu(x, alpha), torch's constants (recorded as EluBackward0, as torch does)."""
+    return ops.Elu.apply(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def rrelu_function(input: TensorLike, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+                   generator: Optional[torch.Generator] = None) -> Variable:
+    """torch.rrelu: torch's rrelu_with_noise kernel, which draws the slopes (see ops.RreluWithNoise)."""
+    if generator is not None:
+        raise NotImplementedError("teachgrad's rrelu draws from torch's default generator (no generator=)")
+    if lower > upper:
+        return _raise_torchs(torch.rrelu, input, lower, upper, training)
+    noise = torch.empty_like(_plain(input))
+    return ops.RreluWithNoise.apply(input, noise, lower, upper, training)
+
+
+celu = _runs_on_variables(F.celu)
+selu = _runs_on_variables(F.selu)
+rrelu = _runs_on_variables(F.rrelu)
+
+
+def mish(input: TensorLike, inplace: bool = False) -> Variable:
+    """x tanh(softplus(x))."""
+    _no_inplace("mish", inplace)
+    return ops.Mish.apply(input)
+
+
+# --- circular padding, cosine similarity ----------------------------------------------------------------------
+
+def _pad_circular(input, pad):
+    """torch's circular padding (aten's _pad_circular), step for step, so the graph holds its CopySlices: a new
+    tensor of the padded shape, the input copied into its middle, then for each padded dim (the last first) its
+    left margin copied from the other end of the output, then its right margin from the start."""
+    n_padded = len(pad) // 2
+    n_kept = input.dim() - n_padded
+    if n_kept not in (1, 2):
+        raise RuntimeError(f"Invalid padding size, expected 1 or 2 non-padded dimensions, which would be equivalent "
+                           f"to padding of length {(input.dim() - 1) * 2} or {(input.dim() - 2) * 2} respectively "
+                           f"but got {len(pad)}")
+    in_shape = list(input.shape)
+    out_shape = in_shape[:n_kept]
+    for i in range(n_padded):   # the first padded dim takes the last pair of pad
+        left, right = pad[2 * (n_padded - i - 1)], pad[2 * (n_padded - i - 1) + 1]
+        size = in_shape[n_kept + i]
+        out_shape.append(size + left + right)
+        if left > size or right > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if out_shape[-1] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    out = _tg._variable(input).new_empty(out_shape)
+    out_part, in_part = out, _tg._variable(input)
+    for i in range(n_padded):   # pad's pair i is for dim -1 - i
+        dim = input.dim() - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        out_part = out_part.narrow(dim, max(left, 0), out_shape[dim] - max(left, 0) - max(right, 0))
+        in_part = in_part.narrow(dim, max(-left, 0), in_shape[dim] - max(-left, 0) - max(-right, 0))
+    out_part.copy_(in_part)
+    for i in range(n_padded):
+        dim = input.dim() - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        if left > 0:
+            out.narrow(dim, 0, left).copy_(out.narrow(dim, out_shape[dim] - left - max(right, 0), left))
+        if right > 0:
+            out.narrow(dim, out_shape[dim] - right, right).copy_(out.narrow(dim, max(left, 0), right))
+    return out
+
+
+def cosine_similarity_function(x1: TensorLike, x2: TensorLike, dim: int = 1, eps: float = 1e-8) -> Variable:
+    """torch.cosine_similarity, as torch composes it: each input divided by its 2-norm along dim (a clone of the
+    norm, kept at least eps without recording: the gradient goes through as if unclamped), the products summed."""
+    x1, x2 = _tg._variable(x1), _tg._variable(x2)
+    if not torch.result_type(_plain(x1), _plain(x2)).is_floating_point:
+        return _raise_torchs(torch.cosine_similarity, x1, x2, dim, eps)
+    if tuple(x1.shape) != tuple(x2.shape):
+        try:
+            shape = torch.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+        except RuntimeError:
+            return _raise_torchs(torch.cosine_similarity, x1, x2, dim, eps)
+        x1, x2 = x1.expand(shape), x2.expand(shape)
+    norms = []
+    for x in (x1, x2):
+        norm = ops.Clone.apply(ops.Norm.apply(x, 2, dim, True), None)
+        norm.data.clamp_min_(eps)   # (torch does it under no_grad: not recorded)
+        norms.append(norm)
+    return ops.SumDim.apply(ops.Mul.apply(ops.Div.apply(x1, norms[0]), ops.Div.apply(x2, norms[1])), dim, False)
+
+
+cosine_similarity = cosine_similarity_function

@@ -1,5 +1,5 @@
 """More activations, each as torch records it: hardtanh (relu6 is hardtanh from 0 to 6), hardshrink, softshrink,
-threshold, hardsigmoid, hardswish, glu, prelu. The element-wise ones are `_Elementwise` ops
+threshold, hardsigmoid, hardswish, glu, prelu, celu, mish, rrelu (selu is elu with torch's constants). The element-wise ones are `_Elementwise` ops
 (teachgrad/ops/activation.py): the function, its derivative written with methods tensors and Variables share
 (so a second derivative is recorded), and torch's backward kernel for plain tensors. Derivatives from torch's
 tools/autograd/derivatives.yaml; a comparison that fails at nan (nan > 0 is false) fails there as in torch.
@@ -10,7 +10,7 @@ import torch
 
 from ..core.function import Function
 from ..rules import variable_class
-from .activation import _Elementwise, _MaskBackward
+from .activation import _Elementwise, _MaskBackward, elu_backward
 from . import aten
 
 
@@ -204,3 +204,60 @@ class Prelu(Function, node="PreluKernelBackward0", saves=("self", "weight"), bat
         if t_weight is not None:   # (a zero tangent adds nothing, even where x is inf or nan)
             negative = negative + (t_weight * input).masked_fill(t_weight == 0, 0.0)
         return t_input.where(input >= 0, negative)
+
+
+class Celu(Function, node="CeluBackward0", saves=("self",), batching="pointwise"):
+    """celu(x) = max(0, x) + min(0, alpha (exp(x / alpha) - 1)): elu with input_scale 1 / alpha, so its gradient is
+    elu_backward(grad, x, alpha, 1, 1 / alpha) (derivatives.yaml), recorded under create_graph as
+    EluBackwardBackward0, as torch's."""
+
+    @staticmethod
+    def forward(ctx, a, alpha):
+        ctx.options = (alpha, 1.0, 1.0 / alpha)
+        ctx.save_for_backward(a)
+        return aten.celu(a, alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return elu_backward(grad, a, *ctx.options), None
+
+    @staticmethod
+    def jvp(ctx, ta, _alpha):
+        return elu_backward(ta, ctx._primals[0], *ctx.options)
+
+
+def mish_derivative(x):
+    """d/dx x tanh(softplus(x)) = tanh(sp) + x sigmoid(x) (1 - tanh(sp)²), sp = softplus(x) (torch's
+    infinitely_differentiable_mish_backward)."""
+    tanh_softplus = torch.nn.functional.softplus(x).tanh()
+    return tanh_softplus + x * x.sigmoid() * (1.0 - tanh_softplus * tanh_softplus)
+
+
+class Mish(_Elementwise, node="MishBackward0", batching="pointwise"):
+    """mish(x) = x tanh(softplus(x)). Plain first derivative: torch's mish_backward kernel; under create_graph,
+    the formula written out (as torch's infinitely_differentiable_mish_backward), so it can be differentiated
+    again."""
+    function = staticmethod(lambda a: aten.mish(a))
+    derivative = staticmethod(mish_derivative)
+    kernel = staticmethod(aten.mish_backward)
+
+
+def _rrelu_backward_kernel(grad, a, noise, lower, upper, training):
+    return aten.rrelu_with_noise_backward(grad, a, noise, lower, upper, training, False)
+
+
+class RreluWithNoiseBackward(_MaskBackward, node="RreluWithNoiseBackwardBackward0"):
+    """rrelu's gradient, recorded: grad times the slope rrelu used at each element (linear in grad, flat in x)."""
+    kernel = staticmethod(_rrelu_backward_kernel)
+
+
+class RreluWithNoise(_Mask, node="RreluWithNoiseBackward0", nondifferentiable_args=(1,)):
+    """rrelu: x for x >= 0, a * x below, a slope drawn uniformly from [lower, upper] for each element in training
+    (torch's own kernel draws them, element by element, from torch's generator, and writes them into `noise`:
+    the same seed gives torch's slopes), the mean slope (lower + upper) / 2 otherwise. d/dx: the slope used,
+    kept in `noise` (torch's rrelu_with_noise_backward)."""
+    function = staticmethod(lambda a, noise, lower, upper, training: aten.rrelu_with_noise(a, noise, lower, upper,
+                                                                                            training))
+    kernel = staticmethod(_rrelu_backward_kernel)
+    gradient_op = RreluWithNoiseBackward

@@ -350,3 +350,125 @@ class NativeDropout(Function, node="NativeDropoutBackward0", saves=("result1",))
     @staticmethod
     def jvp(ctx, ta, *_):
         return ta * (ctx._result[1] * ctx.scale), None
+
+
+# --- group norm ---------------------------------------------------------------------------------
+
+class NativeGroupNorm(Function, node="NativeGroupNormBackward0", saves=("input", "weight", "result1", "result2"),
+                      none_is_input=True):
+    """group_norm: the C channels of each sample split into `group` groups, each group normalized over its
+    channels and the spatial dims (its own mean and biased variance), then * weight + bias per channel.
+
+    Backward: torch's native_group_norm_backward kernel on plain tensors; under create_graph the formula of
+    layer norm over each group (`_normalize_backward`), written with Variable ops, so second derivatives work.
+    """
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, n, c, hxw, group, eps):
+        out, mean, rstd = aten.native_group_norm(input, weight, bias, n, c, hxw, group, eps)
+        ctx.sizes, ctx.eps = (n, c, hxw, group), eps
+        ctx.save_for_backward(input, weight, mean, rstd)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight, mean, rstd = ctx.saved_tensors
+        n, c, hxw, group = ctx.sizes
+        needs = ctx.needs_input_grad[:3]   # (input, weight, bias)
+        if isinstance(grad, torch.Tensor):
+            gi, gw, gb = aten.native_group_norm_backward(grad, input, mean, rstd, weight, n, c, hxw, group,
+                                                         [needs[0], needs[1] and weight is not None, needs[2]])
+            return gi, gw, gb, None, None, None, None, None
+        channel = [1, c] + [1] * (input.dim() - 2)   # a per-channel tensor, broadcast against the input
+        g = grad if weight is None else grad * weight.reshape(channel)
+        grouped = [n, group, -1]
+        grad_x, x_hat = _normalize_backward(g.reshape(grouped), input.reshape(grouped), None, (2,), ctx.eps)
+        x_hat = x_hat.reshape(input.shape)
+        axes = (0,) + tuple(range(2, input.dim()))
+        gw = (grad * x_hat).sum(axes) if weight is not None and needs[1] else None
+        gb = grad.sum(axes) if needs[2] else None
+        return grad_x.reshape(input.shape) if needs[0] else None, gw, gb, None, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tinput, tweight, tbias, *_):
+        input, weight, bias, n, c, hxw, group, eps = ctx._primals
+        grouped = [n, group, -1]
+        x = input.reshape(grouped)
+        mean = x.mean(2, keepdim=True)
+        rstd = ((x - mean).pow(2).mean(2, keepdim=True) + eps).rsqrt()
+        x_hat = (x - mean) * rstd
+        tangent = _normalize_tangent(tinput.reshape(grouped), x_hat, rstd, (2,)).reshape(input.shape)
+        x_hat = x_hat.reshape(input.shape)
+        channel = [1, c] + [1] * (input.dim() - 2)
+        if weight is not None:
+            tangent = tangent * weight.reshape(channel)
+            if tweight is not None:
+                tangent = tangent + x_hat * tweight.reshape(channel)
+        return tangent if tbias is None else tangent + tbias.reshape(channel)
+
+
+# --- embedding bag ------------------------------------------------------------------------------
+
+class EmbeddingBag(Function, node="EmbeddingBagBackward0", none_is_input=True, nondifferentiable_args=(1, 2),
+                   saves=("indices", "offsets", "per_sample_weights", "weight", "result1", "result2", "result3")):
+    """embedding_bag: the rows of `weight` at `indices`, reduced bag by bag (bags start at `offsets`): summed
+    (mode 0, each row times its per-sample weight if given), averaged (1) or their maximum (2). Returns
+    (output, offset2bag, bag_size, max_indices) as torch's _embedding_bag.
+
+    Backward: torch's _embedding_bag_backward kernel (each bag's gradient added to the rows it read, divided by
+    the bag's size for the mean, only to the row that was largest for the max) and, for per_sample_weights,
+    _embedding_bag_per_sample_weights_backward (the gradient dotted with each row read). torch differentiates
+    neither again, nor has a forward mode for it: teachgrad refuses both as torch does.
+    """
+
+    @staticmethod
+    def forward(ctx, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                include_last_offset, padding_idx):
+        out, offset2bag, bag_size, max_indices = aten._embedding_bag(
+            weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset,
+            padding_idx)
+        ctx.options = scale_grad_by_freq, mode, sparse, padding_idx
+        ctx.num_weights = weight.shape[0]
+        ctx.mark_non_differentiable(offset2bag, bag_size, max_indices)
+        ctx.save_for_backward(indices, offsets, per_sample_weights, weight, offset2bag, bag_size, max_indices)
+        return out, offset2bag, bag_size, max_indices
+
+    @staticmethod
+    def backward(ctx, grad, *_):
+        indices, offsets, per_sample_weights, weight, offset2bag, bag_size, max_indices = ctx.saved_tensors
+        scale_grad_by_freq, mode, sparse, padding_idx = ctx.options
+        plain = _data(grad)
+        psw = _data(per_sample_weights)
+        grad_weight = grad_psw = None
+        if ctx.needs_input_grad[0]:
+            grad_weight = aten._embedding_bag_backward(plain, indices, offsets, offset2bag, bag_size, max_indices,
+                                                       ctx.num_weights, scale_grad_by_freq, mode, sparse, psw,
+                                                       padding_idx)
+        if ctx.needs_input_grad[6]:
+            grad_psw = aten._embedding_bag_per_sample_weights_backward(plain, _data(weight), indices, offsets,
+                                                                      offset2bag, mode, padding_idx)
+        if not isinstance(grad, torch.Tensor):   # create_graph: torch's node, which refuses a second derivative
+            grad_weight, grad_psw = (None if g is None else EmbeddingBagBackward.apply(grad, weight, g)
+                                     for g in (grad_weight, grad_psw))
+        return grad_weight, None, None, None, None, None, grad_psw, None, None
+
+    @staticmethod
+    def jvp(ctx, *_):
+        raise NotImplementedError("Trying to use forward AD with _embedding_bag that does not support it because it "
+                                  "has not been implemented yet.\nPlease file an issue to PyTorch at "
+                                  "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that "
+                                  "we can prioritize its implementation or submit a PR adding the implementation to "
+                                  "derivatives.yaml")
+
+
+class EmbeddingBagBackward(Function, node="EmbeddingBagBackwardBackward0", nondifferentiable_args=(2,)):
+    """embedding_bag's gradient under create_graph, recorded as torch records it; differentiating it again raises
+    torch's error (derivatives.yaml has no formula for _embedding_bag_backward)."""
+
+    @staticmethod
+    def forward(ctx, grad, weight, computed):
+        return computed
+
+    @staticmethod
+    def backward(ctx, *_):
+        raise NotImplementedError("the derivative for '_embedding_bag_backward' is not implemented.")

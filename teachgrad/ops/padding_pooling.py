@@ -17,7 +17,10 @@ aten = torch.ops.aten
 
 class _Kernels(Function, saves=("self",)):
     """function(a, *options) forward, kernel(grad, a, *options) backward; linear in a, so its tangent is the
-    function of the tangent."""
+    function of the tangent. Where torch's backward kernel takes the input itself (`self`, not only its size), its
+    recorded gradient's derivative in it is zeros (derivatives.yaml: `self: zeros_like(self)`)."""
+
+    kernel_takes_input = True   # False where torch's backward kernel takes only the input's size (upsampling)
 
     def __init_subclass__(cls, **bookkeeping):
         super().__init_subclass__(**bookkeeping)
@@ -39,7 +42,7 @@ class _Kernels(Function, saves=("self",)):
         if isinstance(grad, torch.Tensor):
             grad_a = cls.kernel(grad, _data(a), *ctx.options)
         else:   # create_graph: recorded
-            grad_a = cls.grad_op.apply(grad, _data(a), cls, *ctx.options)
+            grad_a = cls.grad_op.apply(grad, a if cls.kernel_takes_input else _data(a), cls, *ctx.options)
         return (grad_a,) + (None,) * len(ctx.options)
 
     @classmethod
@@ -49,18 +52,20 @@ class _Kernels(Function, saves=("self",)):
         return cls.apply(ta, *ctx.options)   # a tangent with a graph (forward over reverse): recorded
 
 
-class _GradOf(Function, nondifferentiable_args=(1,)):
-    """The gradient of a `_Kernels` op (its kernel), recorded: linear in grad, so its own backward is the op.
-    Each op has its own subclass, `op.grad_op`, for torch's node name."""
+class _GradOf(Function):
+    """The gradient of a `_Kernels` op (its kernel), recorded: linear in grad, so its own backward is the op; flat
+    in the input, whose gradient is zeros where it is an input of the node. Each op has its own subclass,
+    `op.grad_op`, for torch's node name."""
 
     @staticmethod
     def forward(ctx, grad, a, op, *options):
-        ctx.op, ctx.options = op, options
+        ctx.op, ctx.options, ctx.input_shape = op, options, a.shape
         return op.kernel(grad, a, *options)
 
     @staticmethod
     def backward(ctx, gg):
-        return (ctx.op.apply(gg, *ctx.options), None, None) + (None,) * len(ctx.options)
+        zeros = gg.new_zeros(ctx.input_shape) if ctx.needs_input_grad[1] else None
+        return (ctx.op.apply(gg, *ctx.options), zeros, None) + (None,) * len(ctx.options)
 
     @staticmethod
     def jvp(ctx, t_grad, *_):
