@@ -65,9 +65,11 @@ from .nn.functional import (batch_norm_function as batch_norm, embedding_functio
                             layer_norm_function as layer_norm)
 from .nn.functional import (affine_grid_generator, celu_function as celu, cosine_similarity_function as
                             cosine_similarity, embedding_bag_function as embedding_bag, grid_sampler,
-                            group_norm_function as group_norm, instance_norm_function as instance_norm,
+                            grid_sampler_2d, grid_sampler_3d, group_norm_function as group_norm,
+                            instance_norm_function as instance_norm, native_group_norm,
                             pairwise_distance, pixel_shuffle, pixel_unshuffle, rrelu_function as rrelu,
                             selu_function as selu)
+from .nn.functional import _upsample_bilinear2d_aa  # noqa: F401  (torch._upsample_bilinear2d_aa)
 from .nn.rnn import gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell  # torch.lstm, ...
 from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                               set_grad_enabled)

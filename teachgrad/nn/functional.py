@@ -1176,10 +1176,12 @@ def _raise_torchs(function, *args):
     raise AssertionError(f"{function.__name__} was expected to refuse these arguments")   # (never reached)
 
 
-def _scale_factors(scale_factors, scales):
-    """One scale per spatial dim, or None: from the `.vec` overload's list, or the other overload's scales_h, ..."""
+def _scale_factors(scale_factors, scales, named):
+    """One scale per spatial dim, or None: from the `.vec` overload's list, or the other overload's scales (given
+    in order, or by name: scales_d, scales_h, scales_w; scales for 1-d)."""
+    scales = [*scales, *[named[k] for k in ("scales", "scales_d", "scales_h", "scales_w") if k in named]]
     if scales or isinstance(scale_factors, (int, float)):
-        scale_factors = [scale_factors, *scales]
+        scale_factors = [scale_factors, *scales] if scale_factors is not None or not named else scales
     if scale_factors is None or all(s is None for s in scale_factors):
         return None
     return list(scale_factors)
@@ -1187,19 +1189,20 @@ def _scale_factors(scale_factors, scales):
 
 def _nearest_function(op):
     def upsample(input: TensorLike, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None = None,
-                 *scales: float | None) -> Variable:
+                 *scales: float | None, **named_scales: float | None) -> Variable:
         """Nearest-neighbour upsampling (torch._C._nn's kernel, which interpolate calls)."""
         return op.apply(input, None if output_size is None else list(output_size),
-                        _scale_factors(scale_factors, scales))
+                        _scale_factors(scale_factors, scales, named_scales))
     return upsample
 
 
 def _linear_function(op):
     def upsample(input: TensorLike, output_size: Sequence[int] | None, align_corners: bool,
-                 scale_factors: Sequence[float] | float | None = None, *scales: float | None) -> Variable:
+                 scale_factors: Sequence[float] | float | None = None, *scales: float | None,
+                 **named_scales: float | None) -> Variable:
         """Linear / bilinear / bicubic / trilinear upsampling (torch._C._nn's kernel, which interpolate calls)."""
         return op.apply(input, None if output_size is None else list(output_size), align_corners,
-                        _scale_factors(scale_factors, scales))
+                        _scale_factors(scale_factors, scales, named_scales))
     return upsample
 
 
@@ -1255,6 +1258,18 @@ def grid_sampler(input: TensorLike, grid: TensorLike, interpolation_mode: int, p
     return _raise_torchs(torch.grid_sampler, input, grid, interpolation_mode, padding_mode, align_corners)
 
 
+def grid_sampler_2d(input: TensorLike, grid: TensorLike, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Variable:
+    """torch.grid_sampler_2d: grid_sample's kernel on (N, C, H, W)."""
+    return ops.GridSampler2d.apply(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input: TensorLike, grid: TensorLike, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Variable:
+    """torch.grid_sampler_3d: grid_sample's kernel on (N, C, D, H, W)."""
+    return ops.GridSampler3d.apply(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
 def affine_grid_generator(theta: TensorLike, size: Sequence[int], align_corners: bool) -> Variable:
     """torch.affine_grid_generator: the sampling grid theta maps the output's points to."""
     return ops.AffineGridGenerator.apply(theta, list(size), align_corners)
@@ -1275,7 +1290,13 @@ def group_norm_function(input: TensorLike, num_groups: int, weight: TensorLike |
     hxw = 1
     for size in input.shape[2:]:
         hxw *= size
-    return ops.NativeGroupNorm.apply(input.contiguous(), weight, bias, n, c, hxw, num_groups, eps)
+    return ops.NativeGroupNorm.apply(input.contiguous(), weight, bias, n, c, hxw, num_groups, eps)[0]
+
+
+def native_group_norm(input: TensorLike, weight: TensorLike | None, bias: TensorLike | None, N: int, C: int,
+                      HxW: int, group: int, eps: float) -> tuple[Variable, Variable, Variable]:
+    """torch.native_group_norm: (output, mean, rstd), the statistics per sample and group."""
+    return ops.NativeGroupNorm.apply(input, weight, bias, N, C, HxW, group, eps)
 
 
 def instance_norm_function(input: TensorLike, weight: TensorLike | None, bias: TensorLike | None,
@@ -1314,8 +1335,15 @@ def embedding_bag_function(weight: TensorLike, indices: TensorLike, offsets: Ten
     """torch.embedding_bag: (output, offset2bag, bag_size, max_indices); mode 0 sum, 1 mean, 2 max."""
     if sparse:
         raise NotImplementedError("teachgrad has no sparse tensors: embedding_bag(sparse=True) is not available")
+    if padding_idx is None:   # no padding row (the kernel's -1)
+        padding_idx = -1
+    elif -weight.shape[0] <= padding_idx < weight.shape[0]:   # a row, counted from the end when negative
+        padding_idx %= weight.shape[0]
+    else:
+        return _raise_torchs(torch.embedding_bag, weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                             per_sample_weights, include_last_offset, padding_idx)
     return ops.EmbeddingBag.apply(weight, _plain(indices), _plain(offsets), scale_grad_by_freq, mode, sparse,
-                                  per_sample_weights, include_last_offset, -1 if padding_idx is None else padding_idx)
+                                  per_sample_weights, include_last_offset, padding_idx)
 
 
 embedding_bag = _runs_on_variables(F.embedding_bag)

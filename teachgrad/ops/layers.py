@@ -367,32 +367,43 @@ class NativeGroupNorm(Function, node="NativeGroupNormBackward0", saves=("input",
     def forward(ctx, input, weight, bias, n, c, hxw, group, eps):
         out, mean, rstd = aten.native_group_norm(input, weight, bias, n, c, hxw, group, eps)
         ctx.sizes, ctx.eps = (n, c, hxw, group), eps
+        ctx.set_materialize_grads(False)
         ctx.save_for_backward(input, weight, mean, rstd)
-        return out
+        return out, mean, rstd
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, grad, grad_mean, grad_rstd):
         input, weight, mean, rstd = ctx.saved_tensors
         n, c, hxw, group = ctx.sizes
         needs = ctx.needs_input_grad[:3]   # (input, weight, bias)
-        if isinstance(grad, torch.Tensor):
+        grouped = [n, group, hxw * c // group]
+        gi = gw = gb = None
+        if grad is None:
+            grad = _data(input).new_zeros(input.shape)
+        if isinstance(grad, torch.Tensor) and grad_mean is None and grad_rstd is None:
             gi, gw, gb = aten.native_group_norm_backward(grad, input, mean, rstd, weight, n, c, hxw, group,
                                                          [needs[0], needs[1] and weight is not None, needs[2]])
-            return gi, gw, gb, None, None, None, None, None
-        channel = [1, c] + [1] * (input.dim() - 2)   # a per-channel tensor, broadcast against the input
-        g = grad if weight is None else grad * weight.reshape(channel)
-        grouped = [n, group, -1]
-        grad_x, x_hat = _normalize_backward(g.reshape(grouped), input.reshape(grouped), None, (2,), ctx.eps)
-        x_hat = x_hat.reshape(input.shape)
-        axes = (0,) + tuple(range(2, input.dim()))
-        gw = (grad * x_hat).sum(axes) if weight is not None and needs[1] else None
-        gb = grad.sum(axes) if needs[2] else None
-        return grad_x.reshape(input.shape) if needs[0] else None, gw, gb, None, None, None, None, None
+        else:
+            channel = [1, c] + [1] * (input.dim() - 2)   # a per-channel tensor, broadcast against the input
+            g = grad if weight is None else grad * weight.reshape(channel)
+            grad_x, x_hat = _normalize_backward(g.reshape(grouped), input.reshape(grouped), None, (2,), ctx.eps)
+            size = grouped[2]
+            if grad_mean is not None:   # d mean / dx = 1 / size, over the group
+                grad_x = grad_x + grad_mean.unsqueeze(2) / size
+            if grad_rstd is not None:   # d rstd / dx = -rstd³ (x - mean) / size
+                centered = input.reshape(grouped) - mean.unsqueeze(2)
+                grad_x = grad_x - grad_rstd.unsqueeze(2) * rstd.unsqueeze(2).pow(3) * centered / size
+            axes = (0,) + tuple(range(2, input.dim()))
+            gi = grad_x.reshape(input.shape) if needs[0] else None
+            gw = (grad * x_hat.reshape(input.shape)).sum(axes) if weight is not None and needs[1] else None
+            gb = grad.sum(axes) if needs[2] else None
+        return gi, gw, gb, None, None, None, None, None
 
     @staticmethod
     def jvp(ctx, tinput, tweight, tbias, *_):
         input, weight, bias, n, c, hxw, group, eps = ctx._primals
-        grouped = [n, group, -1]
+        grouped = [n, group, hxw * c // group]
+        tinput = torch.zeros_like(input) if tinput is None else tinput
         x = input.reshape(grouped)
         mean = x.mean(2, keepdim=True)
         rstd = ((x - mean).pow(2).mean(2, keepdim=True) + eps).rsqrt()
@@ -404,7 +415,11 @@ class NativeGroupNorm(Function, node="NativeGroupNormBackward0", saves=("input",
             tangent = tangent * weight.reshape(channel)
             if tweight is not None:
                 tangent = tangent + x_hat * tweight.reshape(channel)
-        return tangent if tbias is None else tangent + tbias.reshape(channel)
+        tangent = tangent if tbias is None else tangent + tbias.reshape(channel)
+        t_x = tinput.reshape(grouped)   # the statistics' tangents: mean(dx), -rstd³ mean((x - mean) dx)
+        t_mean = t_x.mean(2)
+        t_rstd = -(rstd.pow(3) * ((x - mean) * (t_x - t_mean.unsqueeze(2))).mean(2, keepdim=True)).squeeze(2)
+        return tangent, t_mean, t_rstd
 
 
 # --- embedding bag ------------------------------------------------------------------------------

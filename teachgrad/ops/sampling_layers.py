@@ -26,22 +26,33 @@ def _scales(scale_factors, n):
     return list(scale_factors) if scale_factors is not None else [None] * n
 
 
-# --- upsampling: function(a, output_size, [align_corners,] scale_factors) -> torch's .vec kernel ----------------
-# The kernels' backward takes the output size (the gradient's last dims) and the input's size.
+# --- upsampling: function(a, output_size, [align_corners,] scale_factors) -------------------------------------
+# Given the output size, torch's kernel with it and the scales (None, or the ones the size came from); given only
+# scales, the `.vec` overload, which computes the size from them. The backward kernel takes the output size (the
+# gradient's last dims) and the input's size.
 
 def _nearest(name, n):
-    forward = getattr(aten, name).vec
+    kernel = getattr(aten, name)
     backward = getattr(aten, name + "_backward").default
-    return (staticmethod(lambda a, size, scale_factors: forward(a, size, scale_factors)),
+
+    def forward(a, size, scale_factors):
+        if size is None:
+            return kernel.vec(a, None, scale_factors)
+        return kernel.default(a, size, *_scales(scale_factors, n))
+    return (staticmethod(forward),
             staticmethod(lambda grad, a, size, scale_factors: backward(grad, list(grad.shape[2:]), list(a.shape),
                                                                       *_scales(scale_factors, n))))
 
 
 def _interpolating(name, n):
-    forward = getattr(aten, name).vec
+    kernel = getattr(aten, name)
     backward = getattr(aten, name + "_backward").default
-    return (staticmethod(lambda a, size, align_corners, scale_factors: forward(a, size, align_corners,
-                                                                               scale_factors)),
+
+    def forward(a, size, align_corners, scale_factors):
+        if size is None:
+            return kernel.vec(a, None, align_corners, scale_factors)
+        return kernel.default(a, size, align_corners, *_scales(scale_factors, n))
+    return (staticmethod(forward),
             staticmethod(lambda grad, a, size, align_corners, scale_factors: backward(
                 grad, list(grad.shape[2:]), list(a.shape), align_corners, *_scales(scale_factors, n))))
 
