@@ -544,3 +544,41 @@ def test_program_local_response_norm():
         loss = h.mean()
         return [loss, *lib.autograd.grad(loss, [w])]
     both(program)
+
+
+# --- vmap, over the ops that declare a batching rule ------------------------------------------------------------
+
+VMAPPED = [
+    ("interpolate bilinear", lambda F_, x: F_.interpolate(x, scale_factor=2, mode="bilinear"), rand(3, 2, 2, 3, 4)),
+    ("interpolate nearest 1d", lambda F_, x: F_.interpolate(x, size=7), rand(3, 2, 2, 5)),
+    ("interpolate trilinear", lambda F_, x: F_.interpolate(x, scale_factor=2, mode="trilinear"),
+     rand(2, 1, 2, 2, 3, 2)),
+    ("area 3d", lambda F_, x: F_.interpolate(x, size=(2, 2, 2), mode="area"), rand(2, 1, 2, 3, 4, 3)),
+    ("pixel_shuffle", lambda F_, x: F_.pixel_shuffle(x, 2), rand(3, 2, 8, 2, 2)),
+    ("pixel_unshuffle", lambda F_, x: F_.pixel_unshuffle(x, 2), rand(3, 2, 4, 4)),
+    ("unfold", lambda F_, x: F_.unfold(x, 2), rand(3, 2, 2, 3, 4)),
+    ("fold", lambda F_, x: F_.fold(x, (3, 4), 2), rand(3, 2, 8, 6)),
+    ("celu", lambda F_, x: F_.celu(x, 0.5), rand(3, 4)),
+    ("selu", lambda F_, x: F_.selu(x), rand(3, 4)),
+    ("mish", lambda F_, x: F_.mish(x), rand(3, 4)),
+]
+
+
+@pytest.mark.parametrize("name, fn, x", VMAPPED, ids=[c[0] for c in VMAPPED])
+def test_vmap(name, fn, x):
+    """tg.func.vmap over the batch dim gives torch.func.vmap's values, and gradients through it."""
+    ours_x, theirs_x = tg.Variable(x.clone(), requires_grad=True), x.clone().requires_grad_(True)
+    ours = tg.func.vmap(lambda v: fn(tg.nn.functional, v))(ours_x)
+    theirs = torch.func.vmap(lambda v: fn(TF, v))(theirs_x)
+    torch.testing.assert_close(plain(ours), theirs.detach())
+    ours.pow(2).sum().backward()
+    theirs.pow(2).sum().backward()
+    torch.testing.assert_close(ours_x.grad.data, theirs_x.grad)
+
+
+def test_native_group_norm_statistics_are_differentiable():
+    """torch.native_group_norm's mean and rstd carry gradients (and tangents) as torch's do."""
+    def fn(lib, x, w):
+        out, mean, rstd = lib.native_group_norm(x, w, None, 2, 4, 3, 2, 1e-5)
+        return out.sum(0) + mean.sum() * 2 + rstd.sum(1).unsqueeze(1).unsqueeze(2)
+    twin(fn, rand(2, 4, 3), rand(4), graph2=False)

@@ -638,6 +638,13 @@ RULES.update({
     ops.ReflectionPad1d: _spatial(1), ops.ReflectionPad2d: _spatial(2), ops.ReflectionPad3d: _spatial(3),
     ops.ReplicationPad1d: _spatial(1), ops.ReplicationPad2d: _spatial(2), ops.ReplicationPad3d: _spatial(3),
     ops.AdaptiveAvgPool2d: _spatial(2), ops.AdaptiveMaxPool2d: _spatial(2),
+    # resampling (teachgrad/ops/sampling_layers.py): each sample on its own, so the batch folded into N
+    ops.UpsampleNearest1d: _spatial(1), ops.UpsampleNearest2d: _spatial(2), ops.UpsampleNearest3d: _spatial(3),
+    ops.UpsampleNearestExact1d: _spatial(1), ops.UpsampleNearestExact2d: _spatial(2),
+    ops.UpsampleNearestExact3d: _spatial(3), ops.UpsampleLinear1d: _spatial(1), ops.UpsampleBilinear2d: _spatial(2),
+    ops.UpsampleTrilinear3d: _spatial(3), ops.UpsampleBicubic2d: _spatial(2), ops.UpsampleBilinear2dAa: _spatial(2),
+    ops.UpsampleBicubic2dAa: _spatial(2), ops.AdaptiveAvgPool3d: _spatial(3), ops.AvgPool3d: _spatial(3),
+    ops.PixelShuffle: _spatial(2), ops.PixelUnshuffle: _spatial(2), ops.Im2Col: _spatial(2), ops.Col2Im: _spatial(1),
     # matrix products
     ops.Mm: _matmul, ops.Bmm: _matmul, ops.Mv: _mv, ops.Dot: _dot, ops.Addmm: _addmm,
     ops.AddmmScaled: _add_product(ops.matmul), ops.Baddbmm: _add_product(ops.matmul),
