@@ -74,9 +74,9 @@ def compare(ours, theirs):
             for x, y in zip(a, b):
                 assert (x is None) == (y is None), key
                 if x is not None:
-                    torch.testing.assert_close(x, y, msg=key, atol=1e-10, rtol=1e-8)
+                    torch.testing.assert_close(x, y, msg=key, atol=1e-10, rtol=1e-8, equal_nan=True)
         else:
-            torch.testing.assert_close(a, b, msg=key, atol=1e-10, rtol=1e-8)
+            torch.testing.assert_close(a, b, msg=key, atol=1e-10, rtol=1e-8, equal_nan=True)
 
 
 def twin(fn, *data, second=True, forward=True, check=True, graph2=True):
@@ -582,3 +582,20 @@ def test_native_group_norm_statistics_are_differentiable():
         out, mean, rstd = lib.native_group_norm(x, w, None, 2, 4, 3, 2, 1e-5)
         return out.sum(0) + mean.sum() * 2 + rstd.sum(1).unsqueeze(1).unsqueeze(2)
     twin(fn, rand(2, 4, 3), rand(4), graph2=False)
+
+
+# --- found by torch's reference inputs (op_db) --------------------------------------------------------------------
+
+def test_rrelu_training_on_a_transposed_input():
+    """torch draws the slopes into a contiguous noise tensor whatever the input's layout: so does teachgrad (a noise
+    tensor laid out as a transposed input gave the right values and the wrong gradient)."""
+    def fn(lib, x):
+        torch.manual_seed(42)
+        return F(lib).rrelu(x.t(), 0.0, 1.0, training=True)
+    twin(fn, rand(40, 30), check=False)
+
+
+def test_mish_second_derivative_where_exp_overflows():
+    """torch's second derivative of mish goes through exp then log1p: nan where exp(x) overflows, as teachgrad's."""
+    twin(lambda lib, x: F(lib).mish(x), torch.tensor([-501.0, -30.0, 0.5, 30.0, 1001.2], dtype=torch.float64),
+         check=False)

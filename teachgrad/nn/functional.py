@@ -1401,7 +1401,7 @@ def rrelu_function(input: TensorLike, lower: float = 1.0 / 8, upper: float = 1.0
         raise NotImplementedError("teachgrad's rrelu draws from torch's default generator (no generator=)")
     if lower > upper:
         return _raise_torchs(torch.rrelu, input, lower, upper, training)
-    noise = torch.empty_like(_plain(input))
+    noise = torch.empty_like(_plain(input), memory_format=torch.contiguous_format)   # (as torch makes it)
     return ops.RreluWithNoise.apply(input, noise, lower, upper, training)
 
 

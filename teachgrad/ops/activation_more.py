@@ -228,9 +228,10 @@ class Celu(Function, node="CeluBackward0", saves=("self",), batching="pointwise"
 
 
 def mish_derivative(x):
-    """d/dx x tanh(softplus(x)) = tanh(sp) + x sigmoid(x) (1 - tanh(sp)²), sp = softplus(x) (torch's
-    infinitely_differentiable_mish_backward)."""
-    tanh_softplus = torch.nn.functional.softplus(x).tanh()
+    """d/dx x tanh(softplus(x)) = tanh(sp) + x sigmoid(x) (1 - tanh(sp)²), sp = softplus(x) = log1p(exp(x)),
+    written as torch's infinitely_differentiable_mish_backward writes it (exp, then log1p: its second derivative
+    is nan where exp(x) overflows, as torch's)."""
+    tanh_softplus = x.exp().log1p().tanh()
     return tanh_softplus + x * x.sigmoid() * (1.0 - tanh_softplus * tanh_softplus)
 
 
