@@ -13,6 +13,7 @@ torch's) and tests/test_type_hints.py (their hints).
 from __future__ import annotations
 
 import inspect
+from types import ModuleType
 from typing import TYPE_CHECKING, Callable, TypeAlias
 
 import torch
@@ -43,6 +44,14 @@ def function_of(op: type[Function]) -> Callable[..., Variable]:
                         "in teachgrad/api/torch_signatures.py")
     function.__name__ = function.__qualname__ = (op.function_names or op.method_names)[0]
     return function
+
+
+def public_functions(module: ModuleType) -> dict[str, Callable[..., Variable]]:
+    """The functions a module of written-out signatures defines (api/torch_signatures.py, op_families.py,
+    torch_functions.py), under their names: each is torch's function of that name. A name starting with `_` is the
+    module's own, as is what it imports (`__module__` names another module)."""
+    return {name: value for name, value in vars(module).items()
+            if not name.startswith("_") and inspect.isfunction(value) and value.__module__ == module.__name__}
 
 
 FUNCTIONS: dict[str, Callable[..., Variable]] = {}   # tg.<name>
