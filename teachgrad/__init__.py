@@ -49,6 +49,8 @@ from .nn.rnn import gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn
 from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                               set_grad_enabled)
 from . import func   # torch.func's transforms, on teachgrad's engine
+from . import compiler   # tg.compile: the graph captured, partitioned, generated and replayed
+from .compiler import compile  # noqa: A001  (torch's name)
 
 # the ops whose class line declares torch's names, under those names: tg.tan, tg.hypot, ... (teachgrad/api/declared.py)
 globals().update(_DECLARED_FUNCTIONS)
@@ -60,6 +62,7 @@ del _module
 
 import sys as _sys  # noqa: E402
 _sys.modules[__name__ + ".cuda"] = cuda   # `import teachgrad.cuda` finds torch's, as `teachgrad.cuda` does
+_sys.modules[__name__ + ".functorch.compile"] = compiler.aot   # functorch.compile's names (teachgrad/compiler/aot.py)
 # Files pickled by earlier versions name the module Variable was rebuilt from then: those names still load.
 _sys.modules[__name__ + ".variable"] = _sys.modules[__name__ + ".core.variable"]
 _sys.modules[__name__ + ".tensor_methods"] = _sys.modules[__name__ + ".api.tensor_methods"]
