@@ -220,6 +220,29 @@ def test_a_second_derivative_through_a_compiled_function_works_where_torch_refus
         torch.autograd.grad(gc.sum(), xc)
 
 
+def test_a_second_backward_without_retain_graph_is_refused_as_eager_refuses_it():
+    f = tg.compile(lambda x: (x.exp() * 2).sum())
+    x = tg.randn(3, requires_grad=True)
+    out = f(x)
+    out.backward(retain_graph=True)
+    out.backward()
+    _same_bits(x.grad, 4 * x.data.exp())
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        out.backward()
+
+
+def test_dropout_draws_eagers_masks():
+    def fn(x):
+        return tg.nn.functional.dropout(x, 0.5, training=True) * 3
+    f = tg.compile(fn)
+    x = tg.randn(50, requires_grad=True)
+    for _ in range(3):   # the first call traces (and puts the generator back), the next ones replay
+        tg.manual_seed(7)
+        eager = fn(x)
+        tg.manual_seed(7)
+        _same_bits(f(x), eager)
+
+
 class Net(tg.nn.Module):
     def __init__(self):
         super().__init__()

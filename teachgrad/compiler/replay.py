@@ -32,13 +32,25 @@ import torch
 
 from ..core import engine
 from ..core.function import Function
+from ..core.node import BackwardNode
 from ..func import functional_call
 from ..rules import grad_mode, variable_class
+from ..rules.saved_attributes import FREED_MESSAGE
 from . import capture, codegen, partition
+
+
+class CompiledFunctionNode(BackwardNode):
+    """The node of a compiled call: it keeps the forward program's saved values until backward has run (or
+    longer, with retain_graph=True), as a node keeps its saved tensors."""
+    saved_values = None
+
+    def _release(self) -> None:
+        self.saved_values = None
 
 
 class CompiledFunction(Function, node="CompiledFunctionBackward"):
     """A compiled call as one op: forward runs the forward program, backward the backward program."""
+    _node_base = CompiledFunctionNode
 
     @staticmethod
     def forward(ctx: Any, call: Call, *inputs: torch.Tensor) -> Any:
@@ -55,6 +67,8 @@ class CompiledFunction(Function, node="CompiledFunctionBackward"):
         call, entry = ctx.call, ctx.call.entry
         if isinstance(grads[0], variable_class.Variable) or grad_mode.is_grad_enabled():   # create_graph=True
             return (None, *call.eager_backward(grads))
+        if ctx.saved_values is None:
+            raise RuntimeError(FREED_MESSAGE)
         tangents = []
         for i in entry.differentiable:
             g = grads[i]
@@ -155,9 +169,12 @@ class CompiledCallable:
         inputs = [a for a in args if isinstance(a, Variable)] + state
         grad_on = grad_mode.is_grad_enabled()
         try:
+            guards = []
+            for x in inputs:   # (a loop, not a generator: one Python frame fewer on every call)
+                data = x._data if isinstance(x, Variable) else x   # (a module's torch Parameter is its own data)
+                guards.append((data.shape, data.stride(), data.dtype, data.device, x.requires_grad))
             key = (grad_on, getattr(self.module, "training", None),
-                   tuple(a if not isinstance(a, Variable) else None for a in args),
-                   tuple((x.shape, x.stride(), x.dtype, x.device, x.requires_grad) for x in inputs))
+                   tuple(a if not isinstance(a, Variable) else None for a in args), tuple(guards))
             hash(key)
         except TypeError:
             return self._break("an argument that is not hashable (its value cannot be a guard)", args)
