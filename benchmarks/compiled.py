@@ -4,7 +4,7 @@ step, teachgrad's eager step and `torch.compile(backend="aot_eager")` (torch's o
 programs run as Python, no kernel fusion: the like-for-like row).
 
     python benchmarks/compiled.py            (make bench runs it after bench.py)
-    python benchmarks/compiled.py --quick
+    python benchmarks/compiled.py --quick    (or --rounds N)
 
 The same MLP as benchmarks/bench.py (benchmarks/mlp.py: widths 4 to 256, `h @ W + b`, relu, mean squared error,
 float32). Every library's loss and gradients are checked against torch's before anything is timed. Timing: rounds
@@ -82,6 +82,8 @@ def trace_ms(params, x, y):
 
 def main():
     rounds = 7 if "--quick" in sys.argv else 31
+    if "--rounds" in sys.argv:
+        rounds = int(sys.argv[sys.argv.index("--rounds") + 1])
     rows = {"torch µs": [], "teachgrad eager": [], "teachgrad compiled": [], "torch aot_eager": [],
             "tracing ms": []}
     for width, batch in WIDTHS.items():

@@ -92,9 +92,11 @@ def gpt_block(lib, x, ln1_w, ln1_b, w_qkv, w_o, ln2_w, ln2_b, w_up, w_down):
     return x + F.gelu(F.layer_norm(x, (C,), ln2_w, ln2_b) @ w_up) @ w_down
 
 
+GPT_SHAPES = [(2, 5, 8), (8,), (8,), (8, 24), (8, 8), (8,), (8,), (8, 32), (32, 8)]
+
+
 def test_a_gpt_block_compiled_is_eager_to_the_bit_and_torchs():
-    C = 8
-    _twins(gpt_block, [(2, 5, C), (C,), (C,), (C, 3 * C), (C, C), (C,), (C,), (C, 4 * C), (4 * C, C)])
+    _twins(gpt_block, GPT_SHAPES)
 
 
 def inplace_and_views(lib, x, w):
@@ -350,6 +352,28 @@ def test_the_partitioners_saved_sets_against_torchs_aot_function(name):
     torch_default = _torch_saved(fn, shapes, "default")
     assert sorted(n.shape for n in ours_default.saved) == torch_default, (
         name, [(n, n.op, n.shape) for n in ours_default.saved], torch_default)
+
+
+PROGRAMS = {"mlp": (mlp, MLP_SHAPES), "gpt block": (gpt_block, GPT_SHAPES),
+            "in-place and views": (inplace_and_views, [(4, 3), (4, 3)])}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_both_partitioners_give_eagers_bits_and_min_cut_keeps_no_more_bytes(name):
+    fn, shapes = PROGRAMS[name]
+    fn = functools.partial(fn, tg)
+    graph, _ = trace_joint(fn, _leaves(tg, shapes))
+    parts = {p: p(graph) for p in (default_partition, min_cut_rematerialization_partition)}
+    assert parts[min_cut_rematerialization_partition].saved_bytes() <= parts[default_partition].saved_bytes()
+    eager_outs, eager_grads, _ = _run(tg, fn, shapes, compiled=False)
+    for p in parts:
+        xs = _leaves(tg, shapes)
+        out = aot_function(fn, nop, partition_fn=p)(*xs)
+        outs = out if isinstance(out, tuple) else (out,)
+        for a, b in zip(outs, eager_outs):
+            _same_bits(a, b)
+        for a, b in zip(tg.autograd.grad(sum(o.sum() for o in outs), xs, allow_unused=True), eager_grads):
+            _same_bits(a, b)
 
 
 def test_min_cut_recomputes_a_pointwise_chain_instead_of_saving_it():

@@ -201,13 +201,11 @@ class CompiledCallable:
     def _trace(self, args: tuple, inputs: list, grad_on: bool) -> tuple[Entry, Any]:
         """Trace the joint graph for these guards, partition it, generate and compile its programs."""
         needs_grad = [x.requires_grad and grad_on for x in inputs]
-        state = torch.get_rng_state()
-        try:
-            with grad_mode.enable_grad() if grad_on else grad_mode.no_grad():
+        cuda = sorted({x.device.index or 0 for x in inputs if x.device.type == "cuda"})
+        with torch.random.fork_rng(devices=cuda):   # the generators put back afterwards: the replay draws what
+            with grad_mode.enable_grad() if grad_on else grad_mode.no_grad():   # eager draws
                 graph, result = capture.trace_joint(lambda *leaves: self.run_on(args, list(leaves)), inputs,
                                                     needs_grad)
-        finally:
-            torch.set_rng_state(state)   # the replay draws what eager draws
         if graph.value_reads:
             return Entry(graph=graph, eager_reason="; ".join(dict.fromkeys(graph.value_reads))), result
         self.explanation.graph_count += 1
