@@ -280,6 +280,25 @@ def test_a_module_trained_with_an_optimizer_is_eagers_to_the_bit():
         _same_bits(p, q)
 
 
+def test_keyword_arguments_are_guards_and_a_module_has_a_second_derivative():
+    f = tg.compile(lambda x, scale=1.0: (x * scale).sin().sum())
+    x = tg.randn(3, requires_grad=True)
+    for scale in (1.0, 2.0, 1.0):
+        (g,) = tg.autograd.grad(f(x, scale=scale), x)
+        _same_bits(g, (x.data * scale).cos() * scale)
+    assert len(f.entries()) == 2
+    tg.manual_seed(0)
+    net = Net()
+    compiled = tg.compile(net)
+    x = tg.randn(4, 6, dtype=tg.float32, requires_grad=True)
+    (g,) = tg.autograd.grad(compiled(x).sum(), x, create_graph=True)
+    (gg,) = tg.autograd.grad((g ** 2).sum(), x)
+    (eg,) = tg.autograd.grad(net(x).sum(), x, create_graph=True)
+    (egg,) = tg.autograd.grad((eg ** 2).sum(), x)
+    _same_bits(g, eg)
+    _same_bits(gg, egg)
+
+
 def test_torch_compiles_arguments_are_accepted_or_refused_by_name():
     fn = lambda x: x * 2   # noqa: E731
     assert tg.compile(fn, disable=True) is fn

@@ -101,17 +101,26 @@ class Call:
     compiled: CompiledCallable
     inputs: list
     args: tuple
+    kwargs: dict
 
     def eager_backward(self, grads: tuple) -> tuple:
         """The inputs' gradients, recorded: the function run again eagerly, and teachgrad's grad of it."""
         with grad_mode.enable_grad():
-            result = self.compiled.run_on(self.args, self.inputs)
+            result = self.compiled.run_on(self.args, self.inputs, self.kwargs)
             outs = result if isinstance(result, tuple) else (result,)
             pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad and g is not None]
-            wrt = [x for x in self.inputs if x.requires_grad]
-            found = iter(engine.grad([o for o, _ in pairs], wrt, [g for _, g in pairs], create_graph=True,
-                                     allow_unused=True))
-            return tuple(next(found) if x.requires_grad else None for x in self.inputs)
+            outs, grads = [o for o, _ in pairs], [g for _, g in pairs]
+            Variable = variable_class.Variable
+            wrt = [x for x in self.inputs if x.requires_grad and isinstance(x, Variable)]
+            found = dict(zip(map(id, wrt), engine.grad(outs, wrt, grads, create_graph=True, retain_graph=True,
+                                                      allow_unused=True)))
+            # a module's torch Parameter: its gradient as eager gives it (teachgrad records no graph into a torch
+            # tensor's .grad; the engine refuses that accumulation with create_graph=True, as in eager)
+            torch_leaves = [x for x in self.inputs if x.requires_grad and not isinstance(x, Variable)]
+            if torch_leaves:
+                found.update(zip(map(id, torch_leaves), engine.grad(outs, torch_leaves, grads, retain_graph=True,
+                                                                       allow_unused=True)))
+            return tuple(found.get(id(x)) for x in self.inputs)
 
 
 @dataclass
@@ -148,22 +157,24 @@ class CompiledCallable:
         named = list(self.module.named_parameters()) + list(self.module.named_buffers())
         return [n for n, _ in named], [v for _, v in named]
 
-    def run_on(self, args: tuple, inputs: list) -> Any:
-        """The function on `args` with its tensors (then the module's state) replaced by `inputs`, eagerly."""
+    def run_on(self, args: tuple, inputs: list, kwargs: dict) -> Any:
+        """The function on `args` (and `kwargs`, no tensor among them) with their tensors (then the module's state)
+        replaced by `inputs`, eagerly."""
         Variable = variable_class.Variable
         k = sum(isinstance(a, Variable) for a in args)
         it = iter(inputs[:k])
         args = tuple(next(it) if isinstance(a, Variable) else a for a in args)
         if self.module is None:
-            return self.fn(*args)
+            return self.fn(*args, **kwargs)
         names, _ = self._state()
-        return functional_call(self.module, dict(zip(names, inputs[k:])), args)
+        return functional_call(self.module, dict(zip(names, inputs[k:])), args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         Variable = variable_class.Variable
-        if kwargs or self.eager:
-            if kwargs:
-                self._break("keyword arguments are not compiled", None)
+        if self.eager:
+            return self.fn(*args, **kwargs)
+        if any(isinstance(v, (Variable, torch.Tensor)) for v in kwargs.values()):
+            self._break("a tensor given as a keyword argument (tensors are compiled as positional inputs)", None)
             return self.fn(*args, **kwargs)
         _, state = self._state()
         inputs = [a for a in args if isinstance(a, Variable)] + state
@@ -174,37 +185,40 @@ class CompiledCallable:
                 data = x._data if isinstance(x, Variable) else x   # (a module's torch Parameter is its own data)
                 guards.append((data.shape, data.stride(), data.dtype, data.device, x.requires_grad))
             key = (grad_on, getattr(self.module, "training", None),
-                   tuple(a if not isinstance(a, Variable) else None for a in args), tuple(guards))
+                   tuple(a if not isinstance(a, Variable) else None for a in args), tuple(guards),
+                   tuple(sorted(kwargs.items())) if kwargs else ())
             hash(key)
         except TypeError:
-            return self._break("an argument that is not hashable (its value cannot be a guard)", args)
+            self._break("an argument that is not hashable (its value cannot be a guard)", None)
+            return self.fn(*args, **kwargs)
         entry = self.cache.get(key)
         if entry is None:
-            entry, result = self._trace(args, inputs, grad_on)
+            entry, result = self._trace(args, kwargs, inputs, grad_on)
             self.cache[key] = entry
         if entry.eager_reason is not None:
-            return self._break(entry.eager_reason, args)
+            self._break(entry.eager_reason, None)
+            return self.fn(*args, **kwargs)
         if entry.backward is None:   # no gradient asked for: the forward program, no node
             outs = entry.forward(*[x.data for x in inputs])
             outs = tuple(Variable(o) for o in outs)
             return outs if entry.returns_tuple else outs[0]
-        return CompiledFunction.apply(Call(entry, self, inputs, args), *inputs)
+        return CompiledFunction.apply(Call(entry, self, inputs, args, kwargs), *inputs)
 
-    def _break(self, reason: str, args: Any) -> Any:
+    def _break(self, reason: str, _: Any) -> None:
+        """This call runs eagerly, for `reason`: counted and said in `explanation` (an error with fullgraph=True)."""
         if self.fullgraph:
             raise RuntimeError(f"teachgrad.compile(fullgraph=True) cannot compile this call: {reason}")
         self.explanation.graph_break_count += 1
         if reason not in self.explanation.break_reasons:
             self.explanation.break_reasons.append(reason)
-        return self.fn(*args) if args is not None else None
 
-    def _trace(self, args: tuple, inputs: list, grad_on: bool) -> tuple[Entry, Any]:
+    def _trace(self, args: tuple, kwargs: dict, inputs: list, grad_on: bool) -> tuple[Entry, Any]:
         """Trace the joint graph for these guards, partition it, generate and compile its programs."""
         needs_grad = [x.requires_grad and grad_on for x in inputs]
         cuda = sorted({x.device.index or 0 for x in inputs if x.device.type == "cuda"})
         with torch.random.fork_rng(devices=cuda):   # the generators put back afterwards: the replay draws what
             with grad_mode.enable_grad() if grad_on else grad_mode.no_grad():   # eager draws
-                graph, result = capture.trace_joint(lambda *leaves: self.run_on(args, list(leaves)), inputs,
+                graph, result = capture.trace_joint(lambda *leaves: self.run_on(args, list(leaves), kwargs), inputs,
                                                     needs_grad)
         if graph.value_reads:
             return Entry(graph=graph, eager_reason="; ".join(dict.fromkeys(graph.value_reads))), result
