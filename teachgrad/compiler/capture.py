@@ -16,7 +16,8 @@ What the recorder does with each call:
 - `detach`, `alias`, `.data`, and a call that hands back a tensor it was given (`x.contiguous()` of a contiguous
   `x`) add no node: their result *is* the value they were given (no detach or alias node is replayed);
 - an in-place call (`add_`, `x[i] = v`, `out=`) is a Node that makes a new version of the tensor it writes: later
-  readers read that version, and the partitioner knows the storage was written;
+  readers read that version, and the partitioner knows the storage was written; a later call that reads the same
+  storage through another view (the base of `x[0].zero_()`) is ordered after the write (`Node.after`);
 - a call that reads shapes, dtypes or devices is left out (the replay's guards fix those);
 - a call that turns a value into Python (`bool(y.sum() > 0)`, `.item()`, `.tolist()`) or whose output's shape
   depends on values (`nonzero`, `x[mask]`) cannot be replayed on other values: the trace says so
@@ -68,6 +69,7 @@ class Node:
     nbytes: int = 0                 # what keeping this value costs
     storage: int = 0                # which storage it lives in (views and in-place writes share it)
     writes: Node | None = None      # an in-place call: the version of the tensor it writes
+    after: list = field(default_factory=list)   # in-place writes into a storage it reads, made before it
     users: list = field(default_factory=list)
 
     @property
@@ -82,7 +84,7 @@ class Node:
         _collect(tuple(self.kwargs.values()), found)
         if self.writes is not None and self.writes not in found:
             found.append(self.writes)
-        return found
+        return found + [w for w in self.after if w not in found]
 
     def __repr__(self) -> str:
         return self.name
@@ -128,6 +130,7 @@ class Recorder(TorchFunctionMode):
         self.alive: list = []        # every tensor seen, kept alive so that no id is reused during the trace
         self.value_reads: list = []
         self.count = 0
+        self.last_write: dict = {}   # storage -> the latest in-place write into it
 
     def placeholder(self, tensor: torch.Tensor, name: str) -> Node:
         node = self._node(name, "placeholder", tensor)
@@ -139,8 +142,19 @@ class Recorder(TorchFunctionMode):
         node = Node(name, kind, shape=tuple(tensor.shape), dtype=tensor.dtype,
                     nbytes=tensor.numel() * tensor.element_size(),
                     storage=tensor.untyped_storage().data_ptr(), **rest)
+        self._order_after_writes(node)
         self.nodes.append(node)
         return node
+
+    def _order_after_writes(self, node: Node) -> None:
+        """A node that reads a storage written in place (through any view of it) comes after that write: the
+        write is one of its inputs in `after`, so no pass drops it or moves the read before it."""
+        for value in node.inputs():
+            write = self.last_write.get(value.storage)
+            if write is not None and write is not node and write not in node.inputs():
+                node.after.append(write)
+        if node.writes is not None and node.storage:
+            self.last_write[node.storage] = node
 
     def _new_name(self) -> str:
         self.count += 1
@@ -202,6 +216,7 @@ class Recorder(TorchFunctionMode):
             return out
         # a tuple of tensors: the call, then each element
         node = Node(self._new_name(), "call", func, node_args, node_kwargs, nbytes=0, storage=-1)
+        self._order_after_writes(node)
         self.nodes.append(node)
         for i, element in enumerate(out):
             if isinstance(element, torch.Tensor):
@@ -228,9 +243,11 @@ def _flat(values: tuple) -> list:
 
 
 def _is_tensors(out: Any) -> bool:
+    """A tensor, or a tuple of them (a named one too: `max(dim)`'s values and indices; some may be None)."""
     if isinstance(out, torch.Tensor):
         return True
-    return type(out) in (tuple, list) and bool(out) and all(isinstance(o, torch.Tensor) for o in out)
+    return (isinstance(out, (tuple, list)) and any(isinstance(o, torch.Tensor) for o in out)
+            and all(o is None or isinstance(o, torch.Tensor) for o in out))
 
 
 def trace_joint(call: Callable, inputs: list, needs_grad: list[bool] | None = None) -> tuple[Graph, Any]:
