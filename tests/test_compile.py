@@ -468,3 +468,29 @@ def test_ops_with_tuples_views_and_writes_through_views_compile_to_eagers_bits(n
     assert outs[0].grad_fn.name() == "CompiledFunctionBackward"   # compiled, not fallen back to eager
     for a, b in zip(outs + grads, eager_outs + eager_grads):
         _same_bits(a, b)
+
+
+def test_batch_norm_and_dropout_in_train_and_eval_are_eagers_to_the_bit_running_stats_included():
+    def make():
+        tg.manual_seed(0)
+        return tg.nn.Sequential(tg.nn.Linear(5, 6), tg.nn.BatchNorm1d(6), tg.nn.ReLU(), tg.nn.Dropout(0.3),
+                                tg.nn.Linear(6, 1))
+    eager, net = make(), make()
+    compiled = tg.compile(net)
+    x = tg.randn(8, 5)
+    for mode in ("train", "train", "eval", "train"):   # the first call of each mode traces, the others replay
+        getattr(eager, mode)()
+        getattr(compiled, mode)()
+        outs = []
+        for model in (eager, compiled):
+            tg.manual_seed(3)
+            out = model(x)
+            out.sum().backward()
+            outs.append(out)
+        _same_bits(*outs)
+        assert outs[1].grad_fn.name() == "CompiledFunctionBackward"
+        for p, q in zip(eager.parameters(), net.parameters()):
+            _same_bits(p.grad, q.grad)
+        for p, q in zip(eager.buffers(), net.buffers()):   # the trace's own writes are undone: updated once a call
+            _same_bits(p, q)
+    assert len(compiled._compiled.entries()) == 2

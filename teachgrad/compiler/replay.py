@@ -216,10 +216,15 @@ class CompiledCallable:
         """Trace the joint graph for these guards, partition it, generate and compile its programs."""
         needs_grad = [x.requires_grad and grad_on for x in inputs]
         cuda = sorted({x.device.index or 0 for x in inputs if x.device.type == "cuda"})
+        before = {i: x.data.clone() for i, x in enumerate(inputs) if not needs_grad[i]}   # (a buffer it may write)
         with torch.random.fork_rng(devices=cuda):   # the generators put back afterwards: the replay draws what
             with grad_mode.enable_grad() if grad_on else grad_mode.no_grad():   # eager draws
                 graph, result = capture.trace_joint(lambda *leaves: self.run_on(args, list(leaves), kwargs), inputs,
                                                     needs_grad)
+        for i, old in before.items():   # the trace wrote into an input (a running mean, by `add_` or inside
+            if not torch.equal(inputs[i].data, old):   # native_batch_norm): undone, since the replay writes it again
+                with torch.no_grad():
+                    inputs[i].data.copy_(old)
         if graph.value_reads:
             return Entry(graph=graph, eager_reason="; ".join(dict.fromkeys(graph.value_reads))), result
         self.explanation.graph_count += 1
