@@ -494,3 +494,13 @@ def test_batch_norm_and_dropout_in_train_and_eval_are_eagers_to_the_bit_running_
         for p, q in zip(eager.buffers(), net.buffers()):   # the trace's own writes are undone: updated once a call
             _same_bits(p, q)
     assert len(compiled._compiled.entries()) == 2
+
+
+def test_a_closure_variable_that_requires_grad_falls_back_to_eager_instead_of_losing_its_gradient():
+    w = tg.randn(3, requires_grad=True)
+    f = tg.compile(lambda x: (x * w).sum())
+    x = tg.randn(3, requires_grad=True)
+    f(x).backward()
+    _same_bits(w.grad, x.data)
+    _same_bits(x.grad, w.data)
+    assert "not an input" in f.explanation.break_reasons[0]

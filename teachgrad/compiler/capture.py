@@ -270,6 +270,10 @@ def trace_joint(call: Callable, inputs: list, needs_grad: list[bool] | None = No
         return Graph(recorder.nodes, primals, [], [], [], recorder.value_reads), result
     out_nodes = [recorder._as_node(o.data) for o in outs]
     differentiable = [o for o in outs if o.requires_grad]
+    outside = _leaves_reached(differentiable, leaves)
+    if outside:   # a gradient would go to a leaf the program has no input for: it would be lost
+        recorder.value_reads.append(f"a tensor that requires grad and is not an input (a closure or a global, "
+                                    f"shape {tuple(outside[0].shape)}): pass it as an argument")
     wrt = [leaf for leaf in leaves if leaf.requires_grad]
     tangents, grads = [], [None] * len(leaves)
     if differentiable and wrt and not recorder.value_reads:
@@ -285,6 +289,22 @@ def trace_joint(call: Callable, inputs: list, needs_grad: list[bool] | None = No
     graph = Graph(recorder.nodes, primals, tangents, out_nodes, grads, recorder.value_reads)
     eliminate_dead_code(graph)
     return graph, result
+
+
+def _leaves_reached(outputs: list, leaves: list) -> list:
+    """The leaves (each AccumulateGrad's variable) the outputs' graph reaches, other than `leaves`."""
+    mine = {id(leaf) for leaf in leaves}
+    seen, todo, found = set(), [o.grad_fn for o in outputs if o.grad_fn is not None], []
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if variable is not None and id(variable) not in mine:
+            found.append(variable)
+        todo += node._next_nodes
+    return found
 
 
 def eliminate_dead_code(graph: Graph) -> None:
