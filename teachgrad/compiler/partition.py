@@ -23,8 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import networkx
-
 from .capture import RANDOM, Graph, Node, op_name
 
 # What the min-cut partitioner may recompute in the backward: pointwise ops and views (cheap; memory bound).
@@ -102,6 +100,7 @@ def default_partition(graph: Graph) -> Partition:
 
 def min_cut_rematerialization_partition(graph: Graph) -> Partition:
     """Save the fewest bytes: a minimum cut between the primals and the backward, recomputing cheap ops after it."""
+    import networkx   # (here, not at the top: `import teachgrad` does not pay for it until a min-cut is asked)
     backward_only = _tangent_side(graph)
     forward = _must_run_forward(graph, backward_only) | set(graph.primals)
     written = {n.storage for n in graph.nodes if n.writes is not None}
