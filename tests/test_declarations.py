@@ -1,7 +1,8 @@
 """An op declared once (issue 42): what an op's class line declares is what the package has, and torch's names.
 
 `function=` names are torch functions and become `tg.<name>`; `method=` names are torch.Tensor methods and
-become Variable's; `batching=` is vmap's rule for the op (teachgrad/api/declared.py and
+become Variable's; `special=` names are torch.special's functions and become `tg.special.<name>`; `batching=` is
+vmap's rule for the op (teachgrad/api/declared.py and
 teachgrad/features/batching_rules.py read them; nothing else lists them).
 """
 import inspect
@@ -45,6 +46,28 @@ def test_a_declared_function_records_the_op_torch_records(op):
         torch.testing.assert_close(a.data, b.detach(), rtol=0, atol=0, equal_nan=True)
     for name in op.method_names:
         a, b = getattr(ours[0], name)(*ours[1:]), getattr(theirs[0], name)(*theirs[1:])
+        assert type(a.grad_fn).__name__ == type(b.grad_fn).__name__
+        torch.testing.assert_close(a.data, b.detach(), rtol=0, atol=0, equal_nan=True)
+
+
+SPECIAL = [op for op in DECLARED if op.special_names]
+
+
+@pytest.mark.parametrize("op", SPECIAL, ids=lambda op: op.__name__)
+def test_declared_special_names_are_torch_specials_and_record_its_op(op):
+    """`special="i0e"` is `tg.special.i0e`, the same function as the op's `tg.` one where it has one, recording the
+    node torch records for `torch.special.i0e`, with torch's values."""
+    from teachgrad.api.declared import SPECIAL as made
+    torch.manual_seed(0)
+    for name in op.special_names:
+        assert callable(getattr(torch.special, name)), f"torch.special.{name}"
+        assert getattr(tg.special, name) is made[name] is made[op.special_names[0]]
+        if op.function_names:
+            assert made[name] is getattr(tg, op.function_names[0])
+        arity = len(inspect.signature(made[name]).parameters)
+        data = [torch.rand(3, 3, dtype=torch.float64) * 3 - 1 for _ in range(arity)]
+        a = made[name](*[tg.tensor(d, requires_grad=True) for d in data])
+        b = getattr(torch.special, name)(*[d.clone().requires_grad_() for d in data])
         assert type(a.grad_fn).__name__ == type(b.grad_fn).__name__
         torch.testing.assert_close(a.data, b.detach(), rtol=0, atol=0, equal_nan=True)
 

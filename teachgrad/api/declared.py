@@ -1,6 +1,7 @@
 """The functions and methods read from the ops' declarations: an op whose class line says
 `function="hypot", method="hypot"` is `tg.hypot(input, other)` and `Variable.hypot(other)`, with nothing
-written here for it, as torch's code generator makes its Python bindings from native_functions.yaml.
+written here for it, as torch's code generator makes its Python bindings from native_functions.yaml; one that says
+`special="i0e"` is `tg.special.i0e(input)` (teachgrad/special.py reads SPECIAL).
 
 A declared op takes torch's argument names, `input` (and `other` for a second tensor), and hands them to its
 `apply` as they are; an op whose arguments need reading as torch reads them (a dim, a number, a keyword) has its
@@ -42,7 +43,7 @@ def function_of(op: type[Function]) -> Callable[..., Variable]:
     else:
         raise TypeError(f"{op.__name__} declares torch's names but takes {arity} inputs: write its function out "
                         "in teachgrad/api/torch_signatures.py")
-    function.__name__ = function.__qualname__ = (op.function_names or op.method_names)[0]
+    function.__name__ = function.__qualname__ = (op.function_names or op.method_names or op.special_names)[0]
     return function
 
 
@@ -56,8 +57,10 @@ def public_functions(module: ModuleType) -> dict[str, Callable[..., Variable]]:
 
 FUNCTIONS: dict[str, Callable[..., Variable]] = {}   # tg.<name>
 METHODS: dict[str, Callable[..., Variable]] = {}     # Variable.<name>
+SPECIAL: dict[str, Callable[..., Variable]] = {}     # tg.special.<name>
 for _op in DECLARED:
-    if _op.function_names or _op.method_names:
+    if _op.function_names or _op.method_names or _op.special_names:
         _function = function_of(_op)
         FUNCTIONS.update(dict.fromkeys(_op.function_names, _function))
         METHODS.update(dict.fromkeys(_op.method_names, _function))
+        SPECIAL.update(dict.fromkeys(_op.special_names, _function))
