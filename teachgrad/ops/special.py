@@ -44,7 +44,7 @@ class _Special(_Unary):
 # --- modified Bessel functions of the first kind, and their exponentially scaled forms ---
 
 class I0(_Special, node="I0Backward0", saves=("self",), batching="pointwise", function="i0", method="i0",
-         special=("i0",)):
+         special="i0"):
     """I0(a): d/da = I1(a)."""
     function = staticmethod(torch.i0)
     derivative = staticmethod(lambda a, result: torch.special.i1(a))
