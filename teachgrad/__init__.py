@@ -9,8 +9,8 @@
 
 The package is laid out in layers, imports running one way (down): core/ is the story (variable, function,
 node, engine), rules/ torch's rules beside it, ops/ the ops, features/ what the user switches on, api/ the API
-surface, and at torch's paths autograd/, nn/, optim, utils/, func, functorch, special; check, viz, exercises and
-short_errors are the teaching tools. docs/architecture.md is the map; tests/test_imports.py checks it.
+surface, and at torch's paths autograd/, nn/, optim, utils/, func, functorch, special; check, viz, exercises
+and short_errors are the teaching tools. docs/architecture.md is the map; tests/test_imports.py checks it.
 """
 from torch import (bfloat16, bool, device, double, dtype, float16, float32, float64, int32, int64, long,
                    manual_seed, Size)

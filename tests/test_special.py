@@ -53,7 +53,8 @@ UNARY = [
     ("torch.mvlgamma", lambda lib, x: lib.mvlgamma(x, 2), ABOVE_ONE),
     ("Tensor.mvlgamma", lambda lib, x: x.mvlgamma(p=3), ABOVE_ONE),
     ("Tensor.erfinv", lambda lib, x: x.erfinv(), UNIT), ("Tensor.digamma", lambda lib, x: x.digamma(), POSITIVE),
-    ("Tensor.logit", lambda lib, x: x.logit(0.1), PROBABILITIES), ("Tensor.lgamma", lambda lib, x: x.lgamma(), POSITIVE),
+    ("Tensor.logit", lambda lib, x: x.logit(0.1), PROBABILITIES),
+    ("Tensor.lgamma", lambda lib, x: x.lgamma(), POSITIVE),
     ("Tensor.sinc", lambda lib, x: x.sinc(), ANY), ("Tensor.polygamma", lambda lib, x: x.polygamma(1), POSITIVE),
 ]
 

@@ -164,8 +164,8 @@ class Function:
 BOOKKEEPING = {"node": "node_name", "saves": "saved_names", "qualified_name": "qualified_name",
                "numbers_are_inputs": "numbers_are_inputs", "none_is_input": "none_is_input",
                "nondifferentiable_args": "nondifferentiable_args", "is_view": "is_view", "pack_order": "pack_order",
-               "function": "function_names", "method": "method_names", "special": "special_names", "batching": "batching",
-               "linear": "linear"}
+               "function": "function_names", "method": "method_names", "special": "special_names",
+               "batching": "batching", "linear": "linear"}
 DECLARED: list[type[Function]] = []   # the ops that declare names or a batching kind, in the order defined
 
 
