@@ -1,6 +1,7 @@
 """The functions and methods read from the ops' declarations: an op whose class line says
 `function="hypot", method="hypot"` is `tg.hypot(input, other)` and `Variable.hypot(other)`, with nothing
-written here for it, as torch's code generator makes its Python bindings from native_functions.yaml.
+written here for it, as torch's code generator makes its Python bindings from native_functions.yaml; one that says
+`special="i0e"` is `tg.special.i0e(input)` (teachgrad/special.py reads SPECIAL).
 
 A declared op takes torch's argument names, `input` (and `other` for a second tensor), and hands them to its
 `apply` as they are; an op whose arguments need reading as torch reads them (a dim, a number, a keyword) has its
@@ -31,24 +32,30 @@ if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad
 def function_of(op: type[Function]) -> Callable[..., Variable]:
     """The public function of a declared op: `input` (and `other`) handed to its apply; `out=` as torch's."""
     apply = op.apply
-    name = (op.function_names or op.method_names)[0]
+    name = (op.function_names or op.method_names or op.special_names)[0]
+    if op.function_names:      # what writes into out=, and the name torch's refusal gives
+        torchs, called = getattr(torch, name), name
+    elif op.special_names:
+        torchs, called = getattr(torch.special, name), "special_" + name
+    else:                      # a method alone: torch's methods take no out=
+        torchs = called = None
     arity = _arity(op)
-    if arity == 1 and not op.out_variant:
+    if arity == 1 and (torchs is None or not op.out_variant):
         def function(input: TensorLike) -> Variable:
             return apply(input)
     elif arity == 1:
         def function(input: TensorLike, *, out: TensorLike | None = None) -> Variable:
             if out is None:
                 return apply(input)
-            return write_out(name, out, input)
-    elif not op.out_variant:
+            return write_out(torchs, called, out, input)
+    elif torchs is None or not op.out_variant:
         def function(input: TensorLike, other: TensorLike) -> Variable:
             return apply(input, other)
     else:
         def function(input: TensorLike, other: TensorLike, *, out: TensorLike | None = None) -> Variable:
             if out is None:
                 return apply(input, other)
-            return write_out(name, out, input, other)
+            return write_out(torchs, called, out, input, other)
     function.__name__ = function.__qualname__ = name
     return function
 
@@ -82,13 +89,13 @@ def without_derivative(op: type[Function], name: str) -> type[Function]:
                     node=op.node_name[:-1] + "1")
 
 
-def write_out(name: str, out: TensorLike, *inputs: TensorLike) -> TensorLike:
+def write_out(torchs: Callable[..., torch.Tensor], name: str, out: TensorLike, *inputs: TensorLike) -> TensorLike:
     """`tg.tan(x, out=y)`: torch's function writes into y's data, which records no gradient, so torch refuses it
     while one of the arguments requires grad (and grad mode is on); y is returned, as torch returns it."""
     if grad_mode.is_grad_enabled() and any(getattr(x, "requires_grad", False) for x in (out, *inputs)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
-    getattr(torch, name)(*[_data(x) for x in inputs], out=_data(out))
+    torchs(*[_data(x) for x in inputs], out=_data(out))
     return out
 
 
@@ -116,11 +123,13 @@ def public_functions(module: ModuleType) -> dict[str, Callable[..., Variable]]:
 
 FUNCTIONS: dict[str, Callable[..., Variable]] = {}   # tg.<name>
 METHODS: dict[str, Callable[..., Variable]] = {}     # Variable.<name>
+SPECIAL: dict[str, Callable[..., Variable]] = {}     # tg.special.<name>
 for _op in DECLARED:
-    if _op.function_names or _op.method_names:
+    if _op.function_names or _op.method_names or _op.special_names:
         _function = function_of(_op)
         FUNCTIONS.update(dict.fromkeys(_op.function_names, _function))
         METHODS.update(dict.fromkeys(_op.method_names, _function))
+        SPECIAL.update(dict.fromkeys(_op.special_names, _function))
         for _name in _op.method_names:   # x.tan_() where torch has it
             if hasattr(torch.Tensor, _name + "_"):
                 METHODS[_name + "_"] = in_place_method_of(_op, _name + "_")
