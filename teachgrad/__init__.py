@@ -9,8 +9,8 @@
 
 The package is laid out in layers, imports running one way (down): core/ is the story (variable, function,
 node, engine), rules/ torch's rules beside it, ops/ the ops, features/ what the user switches on, api/ the API
-surface, and at torch's paths autograd/, nn/, optim, utils/, func, functorch; check, viz, exercises and
-short_errors are the teaching tools. docs/architecture.md is the map; tests/test_imports.py checks it.
+surface, and at torch's paths autograd/, nn/, optim, utils/, func, functorch, special; check, viz, exercises
+and short_errors are the teaching tools. docs/architecture.md is the map; tests/test_imports.py checks it.
 """
 from torch import (bfloat16, bool, device, double, dtype, float16, float32, float64, int32, int64, long,
                    manual_seed, Size)
@@ -49,6 +49,7 @@ from .nn.rnn import gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn
 from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                               set_grad_enabled)
 from . import func   # torch.func's transforms, on teachgrad's engine
+from . import special   # torch.special's functions
 from . import compiler   # tg.compile: the graph captured, partitioned, generated and replayed
 from .compiler import compile  # noqa: A001  (torch's name)
 
@@ -66,7 +67,8 @@ _sys.modules[__name__ + ".functorch.compile"] = compiler.aot   # functorch.compi
 # Files pickled by earlier versions name the module Variable was rebuilt from then: those names still load.
 _sys.modules[__name__ + ".variable"] = _sys.modules[__name__ + ".core.variable"]
 _sys.modules[__name__ + ".tensor_methods"] = _sys.modules[__name__ + ".api.tensor_methods"]
-interop.hand_over_namespaces(_sys.modules[__name__], nn.functional)   # torch.cat(x) -> tg.cat(x): see api/interop.py
+interop.hand_over_namespaces(_sys.modules[__name__], nn.functional, special)   # torch.cat(x) -> tg.cat(x):
+                                                                               # see api/interop.py
 
 __version__ = "0.1.0"
 

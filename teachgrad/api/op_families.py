@@ -43,6 +43,12 @@ def logit(input: TensorLike, eps: float | None = None) -> Variable:
     return ops.Logit.apply(input, eps)
 
 
+def mvlgamma(input: TensorLike, p: int) -> Variable:
+    """The multivariate log-gamma function of dimension p (torch.special.multigammaln): sum over j < p of
+    lgamma(input - j/2), plus p(p-1)/4 log(pi)."""
+    return ops.Mvlgamma.apply(input, p)
+
+
 def nan_to_num(input: TensorLike, nan: float = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Variable:
     return ops.NanToNum.apply(input, nan, posinf, neginf)

@@ -817,6 +817,7 @@ class TensorMethods:
 
     polygamma = op_families._polygamma_method
     logit, nan_to_num = op_families.logit, op_families.nan_to_num
+    mvlgamma = op_families.mvlgamma
     round, positive = op_families.round, op_families.positive
     fmod, remainder = op_families.fmod, op_families.remainder
     copysign, xlogy, lerp = op_families.copysign, op_families.xlogy, op_families.lerp
