@@ -88,6 +88,7 @@ BENCH_ARGS ?=
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/bench.py $(BENCH_ARGS)
 	$(PY) benchmarks/scaling.py $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	$(PY) benchmarks/compiled.py $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 # make opdb: torch's own test database (op_db: every op torch tests, on its samples and reference inputs) run
 # through teachgrad, written to docs/op-coverage.md. tests/test_op_db.py runs the samples on every make test.

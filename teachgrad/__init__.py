@@ -9,8 +9,8 @@
 
 The package is laid out in layers, imports running one way (down): core/ is the story (variable, function,
 node, engine), rules/ torch's rules beside it, ops/ the ops, features/ what the user switches on, api/ the API
-surface, and at torch's paths autograd/, nn/, optim, utils/, func, functorch; check, viz, exercises and
-short_errors are the teaching tools. docs/architecture.md is the map; tests/test_imports.py checks it.
+surface, and at torch's paths autograd/, nn/, optim, utils/, func, functorch, special; check, viz, exercises
+and short_errors are the teaching tools. docs/architecture.md is the map; tests/test_imports.py checks it.
 """
 from torch import (bfloat16, bool, device, double, dtype, float16, float32, float64, int32, int64, long,
                    manual_seed, Size)
@@ -33,26 +33,8 @@ from .tensor_types import BoolTensor, DoubleTensor, FloatTensor, LongTensor, Ten
 from .api.factories import (arange, empty, eye, from_numpy,
                             full, full_like, linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like,
                             randperm, tensor, zeros, zeros_like)
-from .api.torch_functions import (abs, add, all, allclose, any, cat, chunk, clamp, cos, div, dot, eq, equal, exp,
-                                  flatten, is_tensor, log, masked_fill, matmul, max, maximum, mean, min, minimum, mm,
-                                  mul, neg, norm, pow, relu, reshape, sigmoid, sin, split, sqrt, square, squeeze, stack,
-                                  sub, sum, t, tanh, transpose, unsqueeze, where)
-# ops with torch's signatures (teachgrad/api/torch_signatures.py, teachgrad/nn/functional.py)
-from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, flip, gather, histogram, index_select, log_softmax,
-                                   logcumsumexp, logsumexp, masked_select, meshgrid, movedim, repeat_interleave, roll,
-                                   scatter, scatter_add, softmax, sort, std, tile, topk, tril, triu, var)
-# more ops, by family (teachgrad/api/op_families.py)
-from .api.op_families import (addcdiv, addcmul, clamp_max, clamp_min, copysign, float_power, fmod, lerp, logit,
-                              nan_to_num, polygamma, positive, remainder, round, rsub, true_divide, xlogy)
-from .api.op_families import (amax, amin, aminmax, cummax, cummin, kthvalue, median, mode, msort, nanmean,
-                              nanmedian, nansum, prod, std_mean, var_mean)
-from .api.op_families import (addbmm, addmm, addmv, addr, atleast_1d, atleast_2d, atleast_3d, baddbmm,
-                              broadcast_tensors, broadcast_to, clone, column_stack, diagonal, diff, dsplit, dstack,
-                              fliplr, flipud, hsplit, hstack, mv, narrow, outer, permute, ravel, reshape_as, rot90,
-                              select, split_with_sizes, take_along_dim, tensor_split, unbind, vsplit, vstack)
-from .api.op_families import outer as ger
-from .api.torch_functions import unflatten
-from .api.declared import FUNCTIONS as _DECLARED_FUNCTIONS
+from .api import op_families as _op_families, torch_functions as _torch_functions, torch_signatures as _torch_signatures
+from .api.declared import FUNCTIONS as _DECLARED_FUNCTIONS, public_functions as _public_functions
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .features.custom_function import Function
@@ -74,16 +56,26 @@ from .nn.rnn import gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn
 from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                               set_grad_enabled)
 from . import func   # torch.func's transforms, on teachgrad's engine
+from . import special   # torch.special's functions
+from . import compiler   # tg.compile: the graph captured, partitioned, generated and replayed
+from .compiler import compile  # noqa: A001  (torch's name)
 
 # the ops whose class line declares torch's names, under those names: tg.tan, tg.hypot, ... (teachgrad/api/declared.py)
 globals().update(_DECLARED_FUNCTIONS)
+# the ops whose arguments need reading as torch reads them, written out by family: every public function of these
+# modules under its own name (tg.sum, tg.var, tg.addcmul, ...), read from the modules, not listed here
+for _module in (_torch_functions, _torch_signatures, _op_families):
+    globals().update(_public_functions(_module))
+del _module
 
 import sys as _sys  # noqa: E402
 _sys.modules[__name__ + ".cuda"] = cuda   # `import teachgrad.cuda` finds torch's, as `teachgrad.cuda` does
+_sys.modules[__name__ + ".functorch.compile"] = compiler.aot   # functorch.compile's names (teachgrad/compiler/aot.py)
 # Files pickled by earlier versions name the module Variable was rebuilt from then: those names still load.
 _sys.modules[__name__ + ".variable"] = _sys.modules[__name__ + ".core.variable"]
 _sys.modules[__name__ + ".tensor_methods"] = _sys.modules[__name__ + ".api.tensor_methods"]
-interop.hand_over_namespaces(_sys.modules[__name__], nn.functional)   # torch.cat(x) -> tg.cat(x): see api/interop.py
+interop.hand_over_namespaces(_sys.modules[__name__], nn.functional, special)   # torch.cat(x) -> tg.cat(x):
+                                                                               # see api/interop.py
 
 __version__ = "0.1.0"
 

@@ -9,6 +9,7 @@ import copy
 
 import torch
 
+from .compiler import aot as compile  # noqa: A004  (functorch.compile: aot_function, the partitioners)
 from .func import __getattr__, functional_call, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp  # noqa: F401
 
 __all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "make_functional",

@@ -542,8 +542,8 @@ def test_a_torch_function_teachgrad_cannot_record_is_refused_by_name_and_runs_un
         tg.cumulative_trapezoid(x)
     with tg.no_grad():
         assert torch.equal(tg.cumulative_trapezoid(x).data, torch.cumulative_trapezoid(x.data))
-    with pytest.raises(AttributeError, match="module 'teachgrad' has no attribute 'compile'"):
-        tg.compile   # not one of torch's ATen functions: run on the data it would drop the Variables
+    with pytest.raises(AttributeError, match="module 'teachgrad' has no attribute 'vmap'"):
+        tg.vmap   # torch.vmap is not one of torch's ATen functions: run on the data it would drop the Variables
 
 
 def test_torchs_constants_dtypes_settings_and_files_are_torchs(tmp_path):

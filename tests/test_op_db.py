@@ -74,7 +74,8 @@ def test_known_ops_still_differ(results):
 def test_refusals_name_the_op(results):
     """An op teachgrad does not record is refused by its name: the error says which function it is."""
     refused = [r for r in results.values() if r.status == "refused by name"]
-    assert len(refused) > 250   # (fewer as teachgrad records more: 324 before issue 42's nn.functional, 296 after)
+    assert len(refused) > 200   # (fewer as teachgrad records more: 283 with torch.special recorded, fewer again
+                                # with the rest of nn.functional)
     for r in refused:
         assert "no op of that name" in r.detail or "has no attribute" in r.detail, (r.key, r.detail)
         assert any(f"{part}" in r.detail for part in r.path.split(".")[1:]), (r.key, r.detail)

@@ -61,24 +61,28 @@ class Function:
     #     class Tan(_Unary, node="TanBackward0", function="tan", method="tan"):
     function_names = ()          # [function] torch's function names for the op: tg.tan is made from the declaration
     method_names = ()            # [method] torch's Tensor method names: Variable.tan
+    special_names = ()           # [special] torch.special's names for the op: tg.special.i0e (teachgrad/special.py)
     batching = None              # [batching] vmap's kind of rule: "pointwise", ("along", k) (a dim at argument k),
                                  # or None: a rule of its own in features/batching_rules.py's table, or none
     linear = False               # [linear] linear in its first input: its jvp is its forward applied to the tangent
+    out_variant = True           # [out_variant] torch's function takes out= (tg.tan(x, out=y)); False where it does not
+    in_place_derivative = True   # [in_place_derivative] False: torch's in-place twin (x.atanh_()) records no
+                                 # derivative and refuses to run where a gradient is needed
 
     def __init_subclass__(cls, **bookkeeping: Any) -> None:
         """An op declares torch's bookkeeping in its class line (the keywords in brackets above)."""
-        cls.function_names = cls.method_names = ()   # names are the class's own: a subclass is another op
-        for keyword, value in bookkeeping.items():
+        cls.function_names = cls.method_names = cls.special_names = ()   # names are the class's own: a subclass
+        for keyword, value in bookkeeping.items():                       # is another op
             if keyword not in BOOKKEEPING:
                 raise TypeError(f"{cls.__name__}: {keyword!r} is not one of {', '.join(BOOKKEEPING)}")
-            if keyword in ("function", "method") and isinstance(value, str):
+            if keyword in ("function", "method", "special") and isinstance(value, str):
                 value = (value,)
             setattr(cls, BOOKKEEPING[keyword], value)
         if bookkeeping.get("linear"):
             if "jvp" in cls.__dict__:
                 raise TypeError(f"{cls.__name__}: a linear op's jvp is its forward; it declares linear=True and a jvp")
             cls.jvp = staticmethod(linear_jvp(cls))
-        if cls.function_names or cls.method_names or cls.batching:
+        if cls.function_names or cls.method_names or cls.special_names or cls.batching:
             DECLARED.append(cls)
         super().__init_subclass__()
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
@@ -163,7 +167,9 @@ class Function:
 BOOKKEEPING = {"node": "node_name", "saves": "saved_names", "qualified_name": "qualified_name",
                "numbers_are_inputs": "numbers_are_inputs", "none_is_input": "none_is_input",
                "nondifferentiable_args": "nondifferentiable_args", "is_view": "is_view", "pack_order": "pack_order",
-               "function": "function_names", "method": "method_names", "batching": "batching", "linear": "linear"}
+               "function": "function_names", "method": "method_names", "special": "special_names",
+               "batching": "batching", "linear": "linear", "out_variant": "out_variant",
+               "in_place_derivative": "in_place_derivative"}
 DECLARED: list[type[Function]] = []   # the ops that declare names or a batching kind, in the order defined
 
 

@@ -9,10 +9,10 @@ op is written once, in its module, with what the rest of the package needs decla
 from ..core.function import Function as _Function
 from . import (activation, activation_more, arithmetic, attention, einsum, indexing, layers, layout, linalg, losses,
                padding_pooling, pointwise, pointwise_math, power, products, reduction, rnn, sampling_layers, scan,
-               selection, shape, statistics, unary, writes)
+               selection, shape, special, statistics, unary, writes)
 FAMILIES = (arithmetic, power, linalg, pointwise, reduction, shape, writes, activation, einsum, indexing, layers,
             layout, scan, losses, statistics, unary, attention, pointwise_math, selection, products, activation_more,
-            padding_pooling, rnn, sampling_layers)
+            padding_pooling, rnn, special, sampling_layers)
 
 for _family in FAMILIES:   # every public op class, under its name
     for _name, _op in vars(_family).items():

@@ -82,7 +82,7 @@ def erf_derivative(x):
     return (-x * x).exp() * (2 / math.sqrt(math.pi))
 
 
-class Erf(_Elementwise, node="ErfBackward0", batching="pointwise", function="erf", method="erf"):
+class Erf(_Elementwise, node="ErfBackward0", batching="pointwise", function="erf", method="erf", special="erf"):
     """erf(a): d/da = 2/sqrt(pi) exp(-a²)."""
 
     function = staticmethod(torch.erf)

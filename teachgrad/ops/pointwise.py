@@ -129,7 +129,7 @@ class Tanh(Function, node="TanhBackward0", saves=("result",), batching="pointwis
         return ta * (1 - result * result)
 
 
-class Sigmoid(Function, node="SigmoidBackward0", saves=("result",), batching="pointwise"):
+class Sigmoid(Function, node="SigmoidBackward0", saves=("result",), batching="pointwise", special="expit"):
     """sigmoid(a) = 1 / (1 + exp(-a)): d/da = s (1 - s)."""
 
     @staticmethod

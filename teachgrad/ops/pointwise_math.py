@@ -76,21 +76,21 @@ class Cosh(_Unary, node="CoshBackward0", batching="pointwise", function="cosh", 
 
 
 class Asinh(_Unary, node="AsinhBackward0", batching="pointwise",
-            function=("asinh", "arcsinh"), method=("asinh", "arcsinh")):
+            function=("asinh", "arcsinh"), method=("asinh", "arcsinh"), in_place_derivative=False):
     """asinh(a): d/da = 1 / sqrt(a² + 1)."""
     function = staticmethod(torch.asinh)
     derivative = staticmethod(lambda a, result: (a * a + 1).rsqrt())
 
 
 class Acosh(_Unary, node="AcoshBackward0", batching="pointwise",
-            function=("acosh", "arccosh"), method=("acosh", "arccosh")):
+            function=("acosh", "arccosh"), method=("acosh", "arccosh"), in_place_derivative=False):
     """acosh(a): d/da = 1 / sqrt(a² - 1)."""
     function = staticmethod(torch.acosh)
     derivative = staticmethod(lambda a, result: (a * a - 1).rsqrt())
 
 
 class Atanh(_Unary, node="AtanhBackward0", batching="pointwise",
-            function=("atanh", "arctanh"), method=("atanh", "arctanh")):
+            function=("atanh", "arctanh"), method=("atanh", "arctanh"), in_place_derivative=False):
     """atanh(a): d/da = 1 / (1 - a²)."""
     function = staticmethod(torch.atanh)
     derivative = staticmethod(lambda a, result: 1 / (1 - a * a))
@@ -108,7 +108,8 @@ class Rad2deg(_Unary, node="Rad2DegBackward0", batching="pointwise", function="r
     derivative = staticmethod(lambda a, result: 180 / math.pi)
 
 
-class Sinc(Function, node="SincBackward0", saves=("self",), batching="pointwise", function="sinc", method="sinc"):
+class Sinc(Function, node="SincBackward0", saves=("self",), batching="pointwise", function="sinc", method="sinc",
+           special="sinc"):
     """sin(pi a) / (pi a), and 1 at 0: d/da = (pi a cos(pi a) - sin(pi a)) / (pi a²), and 0 at 0."""
 
     @staticmethod
@@ -145,31 +146,34 @@ def sinc_derivative(grad, a):
 
 # --- exponentials, logarithms, the gamma family, the error function ---
 
-class Exp2(_Unary, node="Exp2Backward0", batching="pointwise", function="exp2", method="exp2"):
+class Exp2(_Unary, node="Exp2Backward0", batching="pointwise", function="exp2", method="exp2", special="exp2"):
     """2 ** a: d/da = 2 ** a * ln 2."""
     function = staticmethod(torch.exp2)
     derivative = staticmethod(lambda a, result: result * math.log(2.0))
 
 
-class Erfc(_Unary, node="ErfcBackward0", batching="pointwise", function="erfc", method="erfc"):
+class Erfc(_Unary, node="ErfcBackward0", batching="pointwise", function="erfc", method="erfc", special="erfc"):
     """1 - erf(a): d/da = -2/sqrt(pi) exp(-a²)."""
     function = staticmethod(torch.erfc)
     derivative = staticmethod(lambda a, result: (-a * a).exp() * (-2 / math.sqrt(math.pi)))
 
 
-class Erfinv(_Unary, node="ErfinvBackward0", batching="pointwise", function="erfinv", method="erfinv"):
+class Erfinv(_Unary, node="ErfinvBackward0", batching="pointwise", function="erfinv", method="erfinv",
+             special="erfinv"):
     """The inverse of erf: d/da = sqrt(pi)/2 exp(erfinv(a)²)."""
     function = staticmethod(torch.erfinv)
     derivative = staticmethod(lambda a, result: (result * result).exp() * (math.sqrt(math.pi) / 2))
 
 
-class Lgamma(_Unary, node="LgammaBackward0", batching="pointwise", function="lgamma", method="lgamma"):
+class Lgamma(_Unary, node="LgammaBackward0", batching="pointwise", function="lgamma", method="lgamma",
+             special="gammaln"):
     """log |gamma(a)|: d/da = digamma(a)."""
     function = staticmethod(torch.lgamma)
     derivative = staticmethod(lambda a, result: a.digamma())
 
 
-class Digamma(_Unary, node="DigammaBackward0", batching="pointwise", function="digamma", method="digamma"):
+class Digamma(_Unary, node="DigammaBackward0", batching="pointwise", function="digamma", method="digamma",
+              special=("digamma", "psi")):
     """digamma(a) = d/da lgamma(a): d/da = polygamma(1, a)."""
     function = staticmethod(torch.digamma)
     derivative = staticmethod(lambda a, result: a.polygamma(1))

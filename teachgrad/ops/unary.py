@@ -40,7 +40,8 @@ class Log2(Function, node="Log2Backward0", saves=("self",), batching="pointwise"
         return ta / (ctx._primals[0] * math.log(2.0))
 
 
-class Log1p(Function, node="Log1PBackward0", saves=("self",), batching="pointwise", function="log1p", method="log1p"):
+class Log1p(Function, node="Log1PBackward0", saves=("self",), batching="pointwise", function="log1p", method="log1p",
+            special="log1p"):
     """log(1 + a), accurate for small a: d/da = 1 / (1 + a)."""
 
     @staticmethod
@@ -58,7 +59,8 @@ class Log1p(Function, node="Log1PBackward0", saves=("self",), batching="pointwis
         return ta / (ctx._primals[0] + 1)
 
 
-class Expm1(Function, node="Expm1Backward0", saves=("result",), batching="pointwise", function="expm1", method="expm1"):
+class Expm1(Function, node="Expm1Backward0", saves=("result",), batching="pointwise", function="expm1", method="expm1",
+            special="expm1"):
     """exp(a) - 1, accurate for small a: d/da = exp(a) = result + 1."""
 
     @staticmethod
