@@ -67,6 +67,11 @@ from .nn.rnn import gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn
 from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                               set_grad_enabled)
 from . import func   # torch.func's transforms, on teachgrad's engine
+from . import linalg   # torch.linalg's functions
+# torch's top-level names for them (det, inverse and matrix_exp are declared by their ops: see below)
+from .api.linalg import (cholesky_legacy as cholesky, cholesky_solve, cross_legacy as cross, logdet, pinverse,
+                         qr_legacy as qr, slogdet_legacy as slogdet, svd_legacy as svd)
+from .api.linalg import matrix_power
 
 # the ops whose class line declares torch's names, under those names: tg.tan, tg.hypot, ... (teachgrad/api/declared.py)
 globals().update(_DECLARED_FUNCTIONS)
@@ -76,7 +81,7 @@ _sys.modules[__name__ + ".cuda"] = cuda   # `import teachgrad.cuda` finds torch'
 # Files pickled by earlier versions name the module Variable was rebuilt from then: those names still load.
 _sys.modules[__name__ + ".variable"] = _sys.modules[__name__ + ".core.variable"]
 _sys.modules[__name__ + ".tensor_methods"] = _sys.modules[__name__ + ".api.tensor_methods"]
-interop.hand_over_namespaces(_sys.modules[__name__], nn.functional)   # torch.cat(x) -> tg.cat(x): see api/interop.py
+interop.hand_over_namespaces(_sys.modules[__name__], nn.functional, linalg)   # torch.cat(x) -> tg.cat(x): see api/interop.py
 
 __version__ = "0.1.0"
 

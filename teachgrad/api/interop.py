@@ -32,7 +32,7 @@ namespaces = {}
 
 
 def hand_over_namespaces(*modules):
-    """Called once by teachgrad/__init__.py with `teachgrad` and `teachgrad.nn.functional`."""
+    """Called once by teachgrad/__init__.py with `teachgrad`, `teachgrad.nn.functional` and `teachgrad.linalg`."""
     namespaces.update((module.__name__, module) for module in modules)
 
 
@@ -256,6 +256,8 @@ def _where(func):
         return None, name, True
     if _is_functional(func):
         return "teachgrad.nn.functional", name, False
+    if getattr(func, "__module__", None) == "torch._C._linalg":   # torch.linalg.solve is `linalg_solve` there
+        return "teachgrad.linalg", name.removeprefix("linalg_"), False
     return "teachgrad", name, False
 
 

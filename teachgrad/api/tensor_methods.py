@@ -19,6 +19,7 @@ from .. import ops
 from ..rules import tangents, variable_class
 from ..ops.in_place import write_in_place
 from . import declared, interop, op_families, torch_signatures
+from . import linalg as linalg_functions
 from ..ops import aten
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
@@ -834,6 +835,11 @@ class TensorMethods:
     outer, ger, diff, take_along_dim = op_families.outer, op_families.outer, op_families.diff, op_families.take_along_dim
     rot90 = op_families.rot90
     addmv, addr, addbmm = op_families.addmv, op_families.addr, op_families.addbmm
+    # torch.linalg's as methods (teachgrad/api/linalg.py; det, inverse and matrix_exp are declared by their ops)
+    cholesky, cholesky_solve = linalg_functions.cholesky_legacy, linalg_functions.cholesky_solve
+    cross, matrix_power, pinverse = linalg_functions.cross_legacy, linalg_functions.matrix_power, linalg_functions.pinverse
+    slogdet, logdet = linalg_functions.slogdet_legacy, linalg_functions.logdet
+    qr, svd = linalg_functions.qr_legacy, linalg_functions.svd_legacy
 
     # --- end of more ops ---
 

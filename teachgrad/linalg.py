@@ -1,0 +1,16 @@
+"""`tg.linalg` mirrors `torch.linalg`: determinants, inverses and solves, the factorizations, matrix functions,
+least squares, norms, each recorded with torch's node and differentiated with torch's formula.
+
+The functions are written in teachgrad/api/linalg.py, the ops in teachgrad/ops/linalg_decompositions.py; here they
+stand at torch's path. Guarded by tests/test_linalg.py.
+"""
+from .api.linalg import (cholesky, cross, det, eig, eigh, eigvals, eigvalsh, inv, lstsq, matrix_exp, matrix_norm,
+                         matrix_power, multi_dot, norm, pinv, qr, slogdet, solve, solve_triangular, svd, svdvals,
+                         vector_norm)
+from .api.torch_functions import matmul
+
+from torch.linalg import LinAlgError   # torch's own exception: what teachgrad's ops raise is torch's
+
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul",
+           "matrix_exp", "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+           "solve_triangular", "svd", "svdvals", "vector_norm"]
