@@ -68,9 +68,10 @@ from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_i
                               set_grad_enabled)
 from . import func   # torch.func's transforms, on teachgrad's engine
 from . import linalg   # torch.linalg's functions
-# torch's top-level names for them (det, inverse and matrix_exp are declared by their ops: see below)
-from .api.linalg import (cholesky_legacy as cholesky, cholesky_solve, cross_legacy as cross, logdet, pinverse,
-                         qr_legacy as qr, slogdet_legacy as slogdet, svd_legacy as svd)
+# torch's top-level names for them (det and matrix_exp are declared by their ops: see below)
+from .api.linalg import (cholesky_inverse, cholesky_legacy as cholesky, cholesky_solve, cross_legacy as cross,
+                         inv as inverse, logdet, pinverse, qr_legacy as qr, slogdet_legacy as slogdet,
+                         svd_legacy as svd, triangular_solve)
 from .api.linalg import matrix_power
 
 # the ops whose class line declares torch's names, under those names: tg.tan, tg.hypot, ... (teachgrad/api/declared.py)

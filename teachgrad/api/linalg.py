@@ -10,13 +10,14 @@ Guarded by tests/test_linalg.py.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Sequence, TypeAlias
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeAlias
 
 import torch
 
 from .. import ops
 from ..rules import grad_mode, variable_class
 from ..rules.variable_refusals import COMPLEX_MESSAGE
+from .torch_functions import cat
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time
     Variable = variable_class.Variable
@@ -55,14 +56,43 @@ def logdet(input: TensorLike) -> Variable:
 
 # --- inverses and solves -------------------------------------------------------------------------------------------
 
+def _raise_if_failed(info: Variable, torchs: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Where an _ex op's info says the factorization failed, torch's own function on the data raises torch's
+    error (torch.linalg.LinAlgError, naming the matrix and the batch element). (`_data`: under vmap, the info of
+    every example in the batch.)"""
+    if info._data.any():
+        torchs(*(_data(a) for a in args), **kwargs)
+
+
 def inv(A: TensorLike) -> Variable:
     """A⁻¹ (torch.linalg.inv, torch.inverse)."""
-    return ops.LinalgInv.apply(A)
+    inverse, info = ops.LinalgInv.apply(A)
+    _raise_if_failed(info, torch.linalg.inv, A)
+    return inverse
+
+
+def inv_ex(A: TensorLike, *, check_errors: bool = False) -> torch.return_types.linalg_inv_ex:
+    """(inverse, info): info > 0 where A is singular, raising only with check_errors."""
+    inverse, info = ops.LinalgInv.apply(A)
+    if check_errors:
+        _raise_if_failed(info, torch.linalg.inv_ex, A, check_errors=True)
+    return torch.return_types.linalg_inv_ex((inverse, info))
 
 
 def solve(A: TensorLike, B: TensorLike, *, left: bool = True) -> Variable:
     """X with A X = B (X A = B with left=False)."""
-    return ops.LinalgSolve.apply(A, B, left)
+    X, info = ops.LinalgSolve.apply(A, B, left)
+    _raise_if_failed(info, torch.linalg.solve, A, B, left=left)
+    return X
+
+
+def solve_ex(A: TensorLike, B: TensorLike, *, left: bool = True,
+             check_errors: bool = False) -> torch.return_types.linalg_solve_ex:
+    """(result, info): solve's, with info > 0 where A is singular (raising only with check_errors)."""
+    X, info = ops.LinalgSolve.apply(A, B, left)
+    if check_errors:
+        _raise_if_failed(info, torch.linalg.solve_ex, A, B, left=left, check_errors=True)
+    return torch.return_types.linalg_solve_ex((X, info))
 
 
 def solve_triangular(A: TensorLike, B: TensorLike, *, upper: bool, left: bool = True,
@@ -74,7 +104,18 @@ def solve_triangular(A: TensorLike, B: TensorLike, *, upper: bool, left: bool = 
 
 def cholesky(A: TensorLike, *, upper: bool = False) -> Variable:
     """L with A = L Lᵀ (or U with A = Uᵀ U): torch's LinAlgError if A is not positive-definite."""
-    return ops.LinalgCholesky.apply(A, upper)
+    L, info = ops.LinalgCholesky.apply(A, upper)
+    _raise_if_failed(info, torch.linalg.cholesky, A, upper=upper)
+    return L
+
+
+def cholesky_ex(A: TensorLike, *, upper: bool = False,
+                check_errors: bool = False) -> torch.return_types.linalg_cholesky_ex:
+    """(L, info): info > 0 where A is not positive-definite (raising only with check_errors)."""
+    L, info = ops.LinalgCholesky.apply(A, upper)
+    if check_errors:
+        _raise_if_failed(info, torch.linalg.cholesky_ex, A, upper=upper, check_errors=True)
+    return torch.return_types.linalg_cholesky_ex((L, info))
 
 
 def cholesky_legacy(input: TensorLike, upper: bool = False) -> Variable:
@@ -85,6 +126,79 @@ def cholesky_legacy(input: TensorLike, upper: bool = False) -> Variable:
 def cholesky_solve(input: TensorLike, input2: TensorLike, upper: bool = False) -> Variable:
     """torch.cholesky_solve(B, L): X with L Lᵀ X = B, from the Cholesky factor L."""
     return ops.CholeskySolve.apply(input, input2, upper)
+
+
+def cholesky_inverse(input: TensorLike, upper: bool = False) -> Variable:
+    """torch.cholesky_inverse(L): (L Lᵀ)⁻¹ from the Cholesky factor L."""
+    return ops.CholeskyInverse.apply(input, upper)
+
+
+def triangular_solve(input: TensorLike, A: TensorLike, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> torch.return_types.triangular_solve:
+    """torch.triangular_solve(B, A): (solution, cloned_coefficient), solving A X = B (Aᵀ X = B with transpose)."""
+    return torch.return_types.triangular_solve(ops.TriangularSolve.apply(input, A, upper, transpose, unitriangular))
+
+
+def tensorinv(A: TensorLike, ind: int = 2) -> Variable:
+    """The inverse of A read as a matrix of its first `ind` dims by the rest, shaped back: rest + first."""
+    A = _variable(A)
+    rows, cols = A.shape[:ind], A.shape[ind:]
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    return inv(A.reshape(math.prod(rows), math.prod(cols))).reshape(*cols, *rows)
+
+
+def tensorsolve(A: TensorLike, B: TensorLike, dims: Sequence[int] | None = None) -> Variable:
+    """X with tensordot(A, X, X.ndim) = B: A read as a matrix of B's dims by the rest (`dims` moved last first)."""
+    A, B = _variable(A), _variable(B)
+    if dims is not None:   # those dims moved to the end
+        dims = [d % A.dim() for d in dims]
+        A = A.permute([d for d in range(A.dim()) if d not in dims] + dims)
+    rest = A.shape[B.dim():]
+    return solve(A.reshape(B.numel(), math.prod(rest)), B.reshape(B.numel())).view(rest)
+
+
+def vecdot(x: TensorLike, y: TensorLike, *, dim: int = -1) -> Variable:
+    """Σ x y along dim (x conjugated for complex numbers): torch's vdot for two vectors, else (x * y).sum(dim)."""
+    x = _variable(x)
+    if x.dim() == 1 and _variable(y).dim() == 1:
+        return x.vdot(y)
+    return (x * y).sum(dim)
+
+
+def diagonal(A: TensorLike, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Variable:
+    """torch.diagonal with the last two dims by default (a view)."""
+    return _variable(A).diagonal(offset, dim1, dim2)
+
+
+def matrix_rank(A: TensorLike, *args: Any, **kwargs: Any) -> Variable:
+    """The number of singular values above the tolerance: an integer, so no gradient (torch's own, on the data)."""
+    return variable_class.Variable(torch.linalg.matrix_rank(_data(A), *args, **{k: _data(v) for k, v in
+                                                                              kwargs.items()}))
+
+
+def cond(A: TensorLike, p: float | str | None = None) -> Variable:
+    """The condition number: for p None, 2 or -2 the ratio of the largest to the smallest singular value (or its
+    inverse), else matrix_norm(A, p) · matrix_norm(A⁻¹, p)."""
+    A = _variable(A)
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        largest, smallest = s.narrow(-1, 0, 1), s.narrow(-1, -1, 1)
+        return (smallest / largest if p == -2 else largest / smallest).squeeze(-1)
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def vander(x: TensorLike, N: int | None = None) -> Variable:
+    """The Vandermonde matrix [1, x, x², ..., x^(N-1)] of each element, as torch composes it (a cumprod, then a cat)."""
+    x = _variable(x)
+    if x.dim() == 0:   # a number is a vector of one
+        x = x.unsqueeze(0)
+    N = x.shape[-1] if N is None else N
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    ones = variable_class.Variable(torch.ones(*x.shape, 1, dtype=x.dtype, device=x.device))
+    powers = x.unsqueeze(-1).expand(*x.shape, N - 1).cumprod(-1)
+    return cat([ones, powers], -1)
 
 
 def pinv(A: TensorLike, *, atol: float | TensorLike | None = None, rtol: float | TensorLike | None = None,
@@ -156,7 +270,7 @@ def eigvalsh(A: TensorLike, UPLO: str = "L") -> Variable:
     return ops.LinalgEigvalsh.apply(A, UPLO)
 
 
-def _complex_results(name: str, A: TensorLike, torchs: callable):
+def _complex_results(name: str, A: TensorLike, torchs: Callable[..., Any]) -> Any:
     """eig and eigvals give complex numbers: torch's values where no gradient is asked for, else refused."""
     A = _variable(A)
     if A.requires_grad and grad_mode.is_grad_enabled():
@@ -323,6 +437,7 @@ def norm(A: TensorLike, ord: float | str | None = None, dim: int | Sequence[int]
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
-__all__ = ["cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matrix_exp",
-           "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular",
-           "svd", "svdvals", "vector_norm"]
+__all__ = ["cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+           "inv_ex", "lstsq", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve",
+           "vander", "vecdot", "vector_norm"]

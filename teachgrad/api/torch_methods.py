@@ -17,12 +17,12 @@ TORCH_OPERATORS = ("__floordiv__", "__mod__", "__rfloordiv__", "__rmod__")
 
 TORCH_METHODS = (
     "absolute", "absolute_", "acos_", "acosh_", "addbmm_", "addcdiv_", "addcmul_", "addmm_", "addmv_", "addr_",
-    "adjoint", "allclose", "angle", "apply_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan2_", "arctan_",
+    "allclose", "angle", "apply_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan2_", "arctan_",
     "arctanh_", "argsort", "argwhere", "as_strided", "as_strided_", "as_strided_scatter", "as_subclass", "asin_",
     "asinh_", "atan2_", "atan_", "atanh_", "baddbmm_", "bernoulli", "bernoulli_", "bfloat16", "bincount",
     "bitwise_and", "bitwise_and_", "bitwise_left_shift", "bitwise_left_shift_", "bitwise_not", "bitwise_not_",
     "bitwise_or", "bitwise_or_", "bitwise_right_shift", "bitwise_right_shift_", "bitwise_xor", "bitwise_xor_",
-    "byte", "cauchy_", "ccol_indices", "cdouble", "ceil_", "cfloat", "chalf", "char", "cholesky_inverse", "clamp_max_", "clamp_min_", "coalesce", "col_indices", "conj",
+    "byte", "cauchy_", "ccol_indices", "cdouble", "ceil_", "cfloat", "chalf", "char", "clamp_max_", "clamp_min_", "coalesce", "col_indices", "conj",
     "conj_physical", "conj_physical_", "const_data_ptr", "copysign_", "corrcoef", "cosh_", "count_nonzero", "cov",
     "crow_indices", "cumprod_", "cumsum_", "deg2rad_", "dense_dim", "dequantize", "diag",
     "diag_embed", "diagflat", "diagonal_scatter", "digamma_", "dim_order", "dist", "divide", "divide_", "eig",
@@ -51,7 +51,7 @@ TORCH_METHODS = (
     "sparse_resize_and_clear_", "square_", "squeeze_", "sspaddmm", "stft", "storage", "storage_type", "subtract",
     "subtract_", "swapaxes", "swapaxes_", "swapdims", "swapdims_", "symeig", "t_", "take", "tan_",
     "to_dense", "to_mkldnn", "to_padded_tensor", "to_sparse", "to_sparse_bsc", "to_sparse_bsr", "to_sparse_coo",
-    "to_sparse_csc", "to_sparse_csr", "transpose_", "triangular_solve", "tril_", "triu_", "true_divide_", "trunc_",
+    "to_sparse_csc", "to_sparse_csr", "transpose_", "tril_", "triu_", "true_divide_", "trunc_",
     "type_as", "unfold", "uniform_", "unique", "unique_consecutive", "unsafe_chunk", "unsafe_split",
     "unsafe_split_with_sizes", "unsqueeze_", "untyped_storage", "values", "xlogy_", "xpu"
 )

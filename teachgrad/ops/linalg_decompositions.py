@@ -97,25 +97,26 @@ class LinalgSlogdet(Function, node="LinalgSlogdetBackward0", saves=("A",), batch
 
 # --- inverses and solves -----------------------------------------------------------------------------------------
 
-class LinalgInv(Function, node="LinalgInvExBackward0", saves=("inverse",), batching="matrices",
-                function="inverse", method="inverse"):
-    """A⁻¹. d(A⁻¹) = -A⁻¹ dA A⁻¹, so gA = -A⁻ᵀ g A⁻ᵀ."""
+class LinalgInv(Function, node="LinalgInvExBackward0", saves=("inverse",), batching="matrices"):
+    """(A⁻¹, info) as torch.linalg.inv_ex (info > 0: A is singular; linalg.inv then raises torch's error).
+    d(A⁻¹) = -A⁻¹ dA A⁻¹, so gA = -A⁻ᵀ g A⁻ᵀ."""
 
     @staticmethod
     def forward(ctx, A):
-        inverse = torch.linalg.inv(A)
+        inverse, info = torch.linalg.inv_ex(A)
+        ctx.mark_non_differentiable(info)
         ctx.save_for_backward(inverse)
-        return inverse
+        return inverse, info
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, grad, _grad_info):
         inverse, = ctx.saved_tensors
         return -_t(inverse).matmul(grad.matmul(_t(inverse)))
 
     @staticmethod
     def jvp(ctx, tA):
-        inverse = ctx._result
-        return -inverse.matmul(tA).matmul(inverse)
+        inverse = ctx._result[0]
+        return -inverse.matmul(tA).matmul(inverse), None
 
 
 def _is_vector_rhs(A, B):
@@ -124,7 +125,7 @@ def _is_vector_rhs(A, B):
 
 
 class LinalgSolve(Function, node="LinalgSolveExBackward0", saves=("A", "result"), batching="matrices"):
-    """X = A⁻¹ B (left) or X = B A⁻¹ (left=False).
+    """(X, info) as torch.linalg.solve_ex: X = A⁻¹ B (left) or X = B A⁻¹ (left=False).
 
     left:  A X = B, so A dX = dB - dA X:   gB = A⁻ᵀ gX,  gA = -gB Xᵀ.
     right: X A = B, so dX A = dB - X dA:   gB = gX A⁻ᵀ,  gA = -Xᵀ gB.
@@ -132,13 +133,14 @@ class LinalgSolve(Function, node="LinalgSolveExBackward0", saves=("A", "result")
 
     @staticmethod
     def forward(ctx, A, B, left):
-        X = torch.linalg.solve(A, B, left=left)
+        X, info = torch.linalg.solve_ex(A, B, left=left)
         ctx.left, ctx.vector = left, _is_vector_rhs(A, B)
+        ctx.mark_non_differentiable(info)
         ctx.save_for_backward(A, X)
-        return X
+        return X, info
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, grad, _grad_info):
         A, X = ctx.saved_tensors
         if ctx.vector:
             grad, X = grad.unsqueeze(-1), X.unsqueeze(-1)
@@ -150,12 +152,12 @@ class LinalgSolve(Function, node="LinalgSolveExBackward0", saves=("A", "result")
 
     @staticmethod
     def jvp(ctx, tA, tB, _left):
-        A, X = ctx._primals[0], ctx._result
+        A, X = ctx._primals[0], ctx._result[0]
         if ctx.vector:
             tB, X = tB.unsqueeze(-1), X.unsqueeze(-1)
         tX = torch.linalg.solve(A, tB - tA.matmul(X)) if ctx.left else \
             torch.linalg.solve(A, tB - X.matmul(tA), left=False)
-        return tX.squeeze(-1) if ctx.vector else tX
+        return (tX.squeeze(-1) if ctx.vector else tX), None
 
 
 def _triangle(x, upper, unitriangular):
@@ -200,7 +202,7 @@ def _phi(x):
 
 
 class LinalgCholesky(Function, node="LinalgCholeskyExBackward0", saves=("L",), batching="matrices"):
-    """L with A = L Lᵀ (or U = Lᵀ with upper=True).
+    """(L, info) as torch.linalg.cholesky_ex: L with A = L Lᵀ (or U = Lᵀ with upper=True).
 
     dA = dL Lᵀ + L dLᵀ, so L⁻¹ dA L⁻ᵀ = L⁻¹dL + (L⁻¹dL)ᵀ with L⁻¹dL lower triangular: dL = L Φ(L⁻¹ dA L⁻ᵀ).
     Its adjoint (Iain Murray, arXiv 1602.07527): gA = L⁻ᵀ sym(tril(Lᵀ gL)) L⁻¹, where sym(X) = ½ (X + Xᵀ) for a
@@ -208,13 +210,14 @@ class LinalgCholesky(Function, node="LinalgCholeskyExBackward0", saves=("L",), b
 
     @staticmethod
     def forward(ctx, A, upper):
-        L = torch.linalg.cholesky(A, upper=upper)   # a matrix that is not positive-definite: torch's LinAlgError
+        L, info = torch.linalg.cholesky_ex(A, upper=upper)   # info > 0: not positive-definite
         ctx.upper = upper
+        ctx.mark_non_differentiable(info)
         ctx.save_for_backward(L)
-        return L
+        return L, info
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, grad, _grad_info=None):
         L, = ctx.saved_tensors
         if ctx.upper:
             L, grad = _t(L), _t(grad)
@@ -225,15 +228,16 @@ class LinalgCholesky(Function, node="LinalgCholeskyExBackward0", saves=("L",), b
 
     @staticmethod
     def jvp(ctx, tA, _upper):
-        L = _t(ctx._result) if ctx.upper else ctx._result
+        L = _t(ctx._result[0]) if ctx.upper else ctx._result[0]
         inner = torch.linalg.solve_triangular(L, tA, upper=False, left=True)
         inner = torch.linalg.solve_triangular(_t(L), inner, upper=True, left=False)
         tL = L.matmul(_phi(inner))
-        return _t(tL) if ctx.upper else tL
+        return (_t(tL) if ctx.upper else tL), None
 
 
 class Cholesky(LinalgCholesky, node="CholeskyBackward0", saves=("result",), batching="matrices"):
-    """torch.cholesky (the older name, deprecated in torch): the same factor and formula, under its own node."""
+    """torch.cholesky (the older name, deprecated in torch): the same factor and formula, under its own node, and
+    one output."""
 
     @staticmethod
     def forward(ctx, A, upper):
@@ -278,6 +282,70 @@ class CholeskySolve(Function, node="CholeskySolveBackward0", saves=("self", "inp
         L, X = ctx._primals[1], ctx._result
         tA = _t(tL).matmul(L) + _t(L).matmul(tL) if ctx.upper else tL.matmul(_t(L)) + L.matmul(_t(tL))
         return torch.cholesky_solve(tB - tA.matmul(X), L, upper=ctx.upper)
+
+
+class CholeskyInverse(Function, node="CholeskyInverseBackward0", saves=("self", "result"), batching="matrices"):
+    """(L Lᵀ)⁻¹ from the Cholesky factor L (torch.cholesky_inverse; (Uᵀ U)⁻¹ with upper=True).
+
+    With X = (L Lᵀ)⁻¹: dX = -X (dL Lᵀ + L dLᵀ) X, so gL = -X (g + gᵀ) X L  (upper: gU = -U X (g + gᵀ) X)."""
+
+    @staticmethod
+    def forward(ctx, L, upper):
+        X = torch.cholesky_inverse(L, upper=upper)
+        ctx.upper = upper
+        ctx.save_for_backward(L, X)
+        return X
+
+    @staticmethod
+    def backward(ctx, grad):
+        L, X = ctx.saved_tensors
+        common = X.matmul(grad + _t(grad)).matmul(X)
+        return (-L.matmul(common) if ctx.upper else -common.matmul(L)), None
+
+    @staticmethod
+    def jvp(ctx, tL, _upper):
+        """torch's cholesky_inverse_jvp, kept for torch's values: with K = -X dL X Lᵀ (upper: -X dUᵀ X U),
+        dX = K + Kᵀ. It is not the derivative -X (dL Lᵀ + L dLᵀ) X (finite differences disagree with it, even for
+        a triangular dL: tests/test_linalg.py shows it); teachgrad gives torch's numbers and says so here."""
+        L, X = ctx._primals[0], ctx._result
+        K = -X.matmul(_t(tL)).matmul(X).matmul(L) if ctx.upper else -X.matmul(tL).matmul(X).matmul(_t(L))
+        return K + _t(K)
+
+
+class TriangularSolve(Function, node="TriangularSolveBackward0", saves=("self", "A", "solution"),
+                      batching="matrices"):
+    """torch.triangular_solve(B, A) (deprecated in torch): (X, a copy of A) with M X = B, M = A or Aᵀ
+    (transpose=True), A triangular. solve_triangular's formulas with M; the copy's gradient goes to A as it is."""
+
+    @staticmethod
+    def forward(ctx, B, A, upper, transpose, unitriangular):
+        X, copy = torch.triangular_solve(B, A, upper=upper, transpose=transpose, unitriangular=unitriangular)
+        ctx.upper, ctx.transpose, ctx.unitriangular = upper, transpose, unitriangular
+        ctx.save_for_backward(B, A, X)
+        ctx.set_materialize_grads(False)
+        return X, copy
+
+    @staticmethod
+    def backward(ctx, grad_solution, grad_copy):
+        B, A, X = ctx.saved_tensors
+        gB = gA = None
+        if grad_solution is not None:
+            gB = torch.triangular_solve(grad_solution, A, upper=ctx.upper, transpose=not ctx.transpose,
+                                        unitriangular=ctx.unitriangular)[0]
+            gA = -X.matmul(_t(gB)) if ctx.transpose else -gB.matmul(_t(X))
+            gA = _triangle(gA, ctx.upper, ctx.unitriangular)
+        if grad_copy is not None:
+            gA = grad_copy if gA is None else gA + grad_copy
+        return gB, gA, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tB, tA, *_):
+        """torch's triangular_solve_jvp: solve(dB - dA X), with dA as given: all of it, and not transposed for
+        transpose=True (so it is the tangent only for a triangular dA and transpose=False; torch's value is kept)."""
+        A, X = ctx._primals[1], ctx._result[0]
+        tX = torch.triangular_solve(tB - tA.matmul(X), A, upper=ctx.upper, transpose=ctx.transpose,
+                                    unitriangular=ctx.unitriangular)[0]
+        return tX, tA
 
 
 # --- QR ----------------------------------------------------------------------------------------------------------

@@ -198,6 +198,10 @@ class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result"))
             hits = _norm_hits(a.data, norm.data)
             count = hits.sum(_reduced(ctx.dims, a.dim()), keepdim=True)
             return a.sign() * (grad / count * hits), None, None, None
+        if p < 1:   # (torch's branch: no division by the norm, which may be 0)
+            return _signed_power(a, p) * (grad * norm.pow(1 - p)), None, None, None
+        if p < 2:
+            return _signed_power(a, p) * (grad / norm.pow(p - 1)).where(~zero, 0.0), None, None, None
         return a * a.abs().pow(p - 2) * (grad / norm.pow(p - 1)).where(~zero, 0.0), None, None, None
 
     @staticmethod
@@ -218,7 +222,14 @@ class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result"))
             return summed(a.sgn() * ta * hits) / summed(hits)
         if p == 2:
             return (summed(a * ta) / result).where(result != 0, 0.0)
+        if p < 2:
+            return (summed(_signed_power(a, p) * ta) / result.pow(p - 1)).where(result != 0, 0.0)
         return (summed(a.abs().pow(p - 2) * a * ta) / result.pow(p - 1)).where(result != 0, 0.0)
+
+
+def _signed_power(a, p):
+    """sign(a) |a|^(p-1), 0 where a is 0: a |a|^(p-2) written so that p < 2 makes no 0 · inf at a zero element."""
+    return (a.sign() * a.abs().pow(p - 1)).where(a.data != 0, 0.0)
 
 
 def _reduced(dims, ndim):
