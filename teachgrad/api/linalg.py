@@ -201,6 +201,52 @@ def vander(x: TensorLike, N: int | None = None) -> Variable:
     return cat([ones, powers], -1)
 
 
+def lu(A: TensorLike, *, pivot: bool = True) -> torch.return_types.linalg_lu:
+    """(P, L, U) with A = P L U."""
+    return torch.return_types.linalg_lu(ops.LinalgLu.apply(A, pivot))
+
+
+def lu_factor_ex(A: TensorLike, *, pivot: bool = True,
+                 check_errors: bool = False) -> torch.return_types.linalg_lu_factor_ex:
+    """(LU, pivots, info): L and U packed in one matrix, as LAPACK's getrf."""
+    LU, pivots, info = ops.LinalgLuFactor.apply(A, pivot)
+    if check_errors:
+        _raise_if_failed(info, torch.linalg.lu_factor_ex, A, pivot=pivot, check_errors=True)
+    return torch.return_types.linalg_lu_factor_ex((LU, pivots, info))
+
+
+def lu_factor(A: TensorLike, *, pivot: bool = True) -> torch.return_types.linalg_lu_factor:
+    """(LU, pivots); torch's error for a singular A."""
+    LU, pivots, info = ops.LinalgLuFactor.apply(A, pivot)
+    _raise_if_failed(info, torch.linalg.lu_factor, A, pivot=pivot)
+    return torch.return_types.linalg_lu_factor((LU, pivots))
+
+
+def lu_solve(LU: TensorLike, pivots: TensorLike, B: TensorLike, *, left: bool = True,
+             adjoint: bool = False) -> Variable:
+    """X with A X = B (X A = B with left=False; Aᵀ with adjoint=True), from lu_factor's (LU, pivots) of A."""
+    return ops.LinalgLuSolve.apply(LU, pivots, B, left, adjoint)
+
+
+def lu_solve_legacy(b: TensorLike, LU_data: TensorLike, LU_pivots: TensorLike) -> Variable:
+    """torch.lu_solve(b, LU_data, LU_pivots) (deprecated in torch): linalg.lu_solve(LU_data, LU_pivots, b)."""
+    return ops.LinalgLuSolve.apply(LU_data, LU_pivots, b, True, False)
+
+
+def lu_legacy(A: TensorLike, pivot: bool = True, get_infos: bool = False) -> tuple:
+    """torch.lu: (LU, pivots), and infos with get_infos=True (lu_factor_ex's)."""
+    LU, pivots, info = ops.LinalgLuFactor.apply(A, pivot)
+    if not get_infos:
+        _raise_if_failed(info, torch.lu, A, pivot=pivot)
+    return (LU, pivots, info) if get_infos else (LU, pivots)
+
+
+def lu_unpack(LU_data: TensorLike, LU_pivots: TensorLike, unpack_data: bool = True,
+              unpack_pivots: bool = True) -> torch.return_types.lu_unpack:
+    """torch.lu_unpack: (P, L, U) from lu_factor's packed LU and pivots."""
+    return torch.return_types.lu_unpack(ops.LuUnpack.apply(LU_data, LU_pivots, unpack_data, unpack_pivots))
+
+
 def pinv(A: TensorLike, *, atol: float | TensorLike | None = None, rtol: float | TensorLike | None = None,
          hermitian: bool = False) -> Variable:
     """A⁺, the pseudo-inverse."""
@@ -438,6 +484,6 @@ def norm(A: TensorLike, ord: float | str | None = None, dim: int | Sequence[int]
 
 
 __all__ = ["cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
            "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve",
            "vander", "vecdot", "vector_norm"]

@@ -36,7 +36,7 @@ TORCH_METHODS = (
     "is_shared", "is_signed", "isclose", "isfinite", "isinf", "isneginf", "isposinf", "isreal", "istft", "kron",
     "lcm", "lcm_", "ldexp_", "le_", "lerp_", "less", "less_", "less_equal", "less_equal_", "lgamma_", "log10_",
     "log1p_", "log2_", "log_normal_", "logical_and", "logical_and_", "logical_not", "logical_not_",
-    "logical_or", "logical_or_", "logical_xor", "logical_xor_", "logit_", "lstsq", "lt_", "lu", "lu_solve", "map2_",
+    "logical_or", "logical_or_", "logical_xor", "logical_xor_", "logit_", "lstsq", "lt_", "map2_",
     "map_", "masked_scatter", "masked_scatter_", "module_load", "moveaxis", "mtia",
     "multinomial", "multiply", "multiply_", "mvlgamma", "mvlgamma_", "nan_to_num_", "nanquantile", "narrow_copy",
     "ndimension", "ne_", "negative", "negative_", "nelement", "new", "new_empty", "new_empty_strided", "new_full",

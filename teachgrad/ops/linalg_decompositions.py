@@ -348,6 +348,191 @@ class TriangularSolve(Function, node="TriangularSolveBackward0", saves=("self", 
         return tX, tA
 
 
+# --- LU ---------------------------------------------------------------------------------------------------------
+
+def _lu_backward(gL, gU, P, L, U, pivot):
+    """gA for A = P L U (L unit lower, m×k; U upper, k×n), torch's linalg_lu_backward. From Pᵀ dA = dL U + L dU,
+    L⁻¹ Pᵀ dA U⁻¹ = L⁻¹dL (strictly lower) + dU U⁻¹ (upper), so for a square A
+        gA = P L⁻ᵀ (tril(Lᵀ gL, -1) + triu(gU Uᵀ)) U⁻ᵀ;
+    a wide A's extra columns of U and a tall A's extra rows of L add their own terms."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    if m == n:
+        inner = _t(L).matmul(gL).tril(-1) + gU.matmul(_t(U)).triu()
+        gA = torch.linalg.solve_triangular(_t(U), inner, upper=False, left=False)
+        gA = torch.linalg.solve_triangular(_t(L), gA, upper=True, left=True, unitriangular=True)
+    elif m < n:   # wide: U = [U1 | U2]
+        U1 = U[..., :k]
+        inner = (_t(L).matmul(gL) - gU.triu().matmul(_t(U))).tril(-1)
+        gA = torch.linalg.solve_triangular(_t(U1), inner, upper=False, left=False)
+        gA = torch.cat([gA + gU[..., :k].triu(), gU[..., k:]], -1)
+        gA = torch.linalg.solve_triangular(_t(L), gA, upper=True, left=True, unitriangular=True)
+    else:         # tall: L = [L1; L2]
+        L1 = L[..., :k, :]
+        inner = (gU.matmul(_t(U)) - _t(L).matmul(gL.tril(-1))).triu()
+        gA = torch.linalg.solve_triangular(_t(L1), inner, upper=True, left=True, unitriangular=True)
+        gA = torch.cat([gA + gL[..., :k, :].tril(-1), gL[..., k:, :]], -2)
+        gA = torch.linalg.solve_triangular(_t(U), gA, upper=False, left=False)
+    return P.matmul(gA) if pivot else gA
+
+
+def _lu_jvp(tA, P, L, U, pivot):
+    """(dL, dU) for A = P L U: with dA' = Pᵀ dA and X = L1⁻¹ dA'1 U1⁻¹ (the leading k×k blocks),
+    dL1 = L1 tril(X, -1), dU1 = triu(X) U1; a wide A's dU2 = L⁻¹ (dA'2 - dL U2), a tall A's
+    dL2 = (dA'2 - L2 dU) U⁻¹."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    tA = _t(P).matmul(tA) if pivot else tA
+    L1, U1 = L[..., :k, :k], U[..., :k, :k]
+    X = torch.linalg.solve_triangular(L1, tA[..., :k, :k], upper=False, left=True, unitriangular=True)
+    X = torch.linalg.solve_triangular(U1, X, upper=True, left=False)
+    dL1, dU1 = L1.matmul(X.tril(-1)), X.triu().matmul(U1)
+    if m < n:
+        dU2 = torch.linalg.solve_triangular(L1, tA[..., k:] - dL1.matmul(U[..., k:]), upper=False, left=True,
+                                            unitriangular=True)
+        return dL1, torch.cat([dU1, dU2], -1)
+    if m > n:
+        dL2 = torch.linalg.solve_triangular(U1, tA[..., k:, :] - L[..., k:, :].matmul(dU1), upper=True, left=False)
+        return torch.cat([dL1, dL2], -2), dU1
+    return dL1, dU1
+
+
+class LinalgLu(Function, node="LinalgLuBackward0", saves=("P", "L", "U"), batching="matrices"):
+    """(P, L, U) with A = P L U: P a permutation (no gradient), L unit lower triangular, U upper triangular."""
+
+    @staticmethod
+    def forward(ctx, A, pivot):
+        P, L, U = torch.linalg.lu(A, pivot=pivot)
+        ctx.pivot = pivot
+        ctx.mark_non_differentiable(P)
+        ctx.save_for_backward(P, L, U)
+        return P, L, U
+
+    @staticmethod
+    def backward(ctx, _gP, gL, gU):
+        P, L, U = ctx.saved_tensors
+        return _lu_backward(gL, gU, P, L, U, ctx.pivot), None
+
+    @staticmethod
+    def jvp(ctx, tA, _pivot):
+        P, L, U = ctx._result
+        return (None, *_lu_jvp(tA, P, L, U, ctx.pivot))
+
+
+def _unpack(LU, pivots):
+    """(P, L, U) from the packed LU: L = its part below the diagonal plus ones on it, U the rest; P from the pivots
+    (a permutation: no gradient, so read from the data)."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    P = torch.lu_unpack(LU.data, pivots.data, unpack_data=False)[0]
+    L = LU[..., :k].tril(-1) + torch.eye(m, k, dtype=LU.dtype, device=LU.device)
+    return P, L, LU[..., :k, :].triu()
+
+
+class LuUnpack(Function, node="LuUnpackBackward0", batching="matrices"):
+    """torch.lu_unpack(LU, pivots): (P, L, U) from the packed LU. L and U are parts of LU: gLU = tril(gL, -1) in
+    L's place plus triu(gU) in U's."""
+
+    @staticmethod
+    def forward(ctx, LU, pivots, unpack_data, unpack_pivots):
+        P, L, U = torch.lu_unpack(LU, pivots, unpack_data=unpack_data, unpack_pivots=unpack_pivots)
+        ctx.shape = LU.shape
+        ctx.mark_non_differentiable(P)
+        ctx.set_materialize_grads(False)
+        return P, L, U
+
+    @staticmethod
+    def backward(ctx, _gP, gL, gU):
+        m, n = ctx.shape[-2:]
+        k = min(m, n)
+        parts = []
+        if gL is not None:
+            gL = gL.tril(-1)
+            parts.append(gL if n <= m else torch.cat([gL, torch.zeros_like(gL[..., :1]).expand(
+                *gL.shape[:-1], n - k)], -1))
+        if gU is not None:
+            gU = gU.triu()
+            parts.append(gU if m <= n else torch.cat([gU, torch.zeros_like(gU[..., :1, :]).expand(
+                *gU.shape[:-2], m - k, n)], -2))
+        return (parts[0] if len(parts) == 1 else parts[0] + parts[1]), None, None, None
+
+    @staticmethod
+    def jvp(ctx, tLU, *_):
+        k = min(ctx.shape[-2:])
+        return None, tLU[..., :k].tril(-1), tLU[..., :k, :].triu()
+
+
+class LinalgLuFactor(Function, node="LinalgLuFactorExBackward0", saves=("LU", "pivots"), batching="matrices"):
+    """(LU, pivots, info) as torch.linalg.lu_factor_ex: L (below the diagonal, its ones left out) and U packed in one
+    matrix. Its gradient is LU's, with gL the part below the diagonal and gU the rest."""
+
+    @staticmethod
+    def forward(ctx, A, pivot):
+        LU, pivots, info = torch.linalg.lu_factor_ex(A, pivot=pivot)
+        ctx.pivot = pivot
+        ctx.mark_non_differentiable(pivots, info)
+        ctx.save_for_backward(LU, pivots)
+        return LU, pivots, info
+
+    @staticmethod
+    def backward(ctx, grad, _grad_pivots, _grad_info):
+        LU, pivots = ctx.saved_tensors
+        P, L, U = _unpack(LU, pivots)
+        k = min(LU.shape[-2:])
+        return _lu_backward(grad[..., :k].tril(-1), grad[..., :k, :].triu(), P, L, U, ctx.pivot), None
+
+    @staticmethod
+    def jvp(ctx, tA, _pivot):
+        LU, pivots, _ = ctx._result
+        P, L, U = _unpack(LU, pivots)
+        dL, dU = _lu_jvp(tA, P, L, U, ctx.pivot)
+        k = min(LU.shape[-2:])
+        m, n = LU.shape[-2:]
+        if m >= n:
+            return dL.tril(-1) + torch.cat([dU, torch.zeros_like(dL[..., k:, :])], -2), None, None
+        return torch.cat([dL.tril(-1), torch.zeros_like(dU[..., k:])], -1) + dU, None, None
+
+
+class LinalgLuSolve(Function, node="LinalgLuSolveBackward0", saves=("LU", "pivots", "result"), batching="matrices"):
+    """X from lu_factor's (LU, pivots) of A: A X = B (left), X A = B (left=False), with Aᵀ for adjoint=True.
+
+    B's gradient is a solve with the other side's matrix; A's is solve's (left, A X = B: gA = -gB Xᵀ; and so on),
+    which reaches the packed LU through dA = P (dL U + L dU):  gL = tril(Pᵀ gA Uᵀ, -1),  gU = triu(Lᵀ Pᵀ gA)."""
+
+    @staticmethod
+    def forward(ctx, LU, pivots, B, left, adjoint):
+        X = torch.linalg.lu_solve(LU, pivots, B, left=left, adjoint=adjoint)
+        ctx.left, ctx.adjoint = left, adjoint
+        ctx.save_for_backward(LU, pivots, X)
+        return X
+
+    @staticmethod
+    def backward(ctx, grad):
+        LU, pivots, X = ctx.saved_tensors
+        left, adjoint = ctx.left, ctx.adjoint
+        gB = torch.linalg.lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)
+        if not ctx.needs_input_grad[0]:
+            return None, None, gB, None, None
+        if left:
+            gA = -X.matmul(_t(gB)) if adjoint else -gB.matmul(_t(X))
+        else:
+            gA = -_t(gB).matmul(X) if adjoint else -_t(X).matmul(gB)
+        P, L, U = _unpack(LU, pivots)
+        PtgA = _t(P).matmul(gA)
+        gLU = PtgA.matmul(_t(U)).tril(-1) + _t(L).matmul(PtgA).triu()
+        return gLU, None, (gB if ctx.needs_input_grad[2] else None), None, None
+
+    @staticmethod
+    def jvp(ctx, tLU, _tpivots, tB, *_):
+        LU, pivots, X = ctx._primals[0], ctx._primals[1], ctx._result
+        P, L, U = _unpack(LU, pivots)
+        tL, tU = tLU.tril(-1), tLU.triu()
+        tA = P.matmul(tL.matmul(U) + L.matmul(tU))
+        tA = _t(tA) if ctx.adjoint else tA
+        rhs = tB - tA.matmul(X) if ctx.left else tB - X.matmul(tA)
+        return torch.linalg.lu_solve(LU, pivots, rhs, left=ctx.left, adjoint=ctx.adjoint)
+
+
 # --- QR ----------------------------------------------------------------------------------------------------------
 
 def _copyltu(M):
