@@ -407,6 +407,27 @@ def test_the_ex_variants_and_integer_results_match_torch(call):
     same(call)
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib, a: lib.geqrf(a),
+    lambda lib, a: a.geqrf(),
+    lambda lib, a: lib.linalg.ldl_factor(_sym(a)),
+    lambda lib, a: lib.linalg.ldl_factor_ex(_sym(a)),
+    lambda lib, a: (lib.linalg.ldl_solve(*lib.linalg.ldl_factor(_sym(a).detach()), a),),
+])
+def test_factorizations_torch_cannot_differentiate_are_recorded_and_refuse_as_torchs(call):
+    """geqrf and the LDLᵀ functions: torch's values, its node name, and torch's error when differentiated."""
+    def program(lib):
+        a = lib.tensor(SQUARE, dtype=torch.float64, requires_grad=True)
+        out = call(lib, a)
+        names = [o.grad_fn.name() if o.grad_fn is not None else None for o in out]
+        try:
+            out[0].sum().backward()
+        except Exception as error:   # noqa: BLE001  (torch's error is the point)
+            return out, names, type(error), str(error)
+        return out, names, None
+    same(program)
+
+
 def test_a_matrix_that_is_not_positive_definite_raises_torchs_linalg_error():
     with pytest.raises(torch.linalg.LinAlgError, match="not positive-definite"):
         tg.linalg.cholesky(-tg.eye(3).requires_grad_())

@@ -247,6 +247,32 @@ def lu_unpack(LU_data: TensorLike, LU_pivots: TensorLike, unpack_data: bool = Tr
     return torch.return_types.lu_unpack(ops.LuUnpack.apply(LU_data, LU_pivots, unpack_data, unpack_pivots))
 
 
+def geqrf(input: TensorLike) -> torch.return_types.geqrf:
+    """torch.geqrf: (a, tau), LAPACK's QR; no derivative (in torch either)."""
+    return torch.return_types.geqrf(ops.Geqrf.apply(input))
+
+
+def ldl_factor_ex(A: TensorLike, *, hermitian: bool = False,
+                  check_errors: bool = False) -> torch.return_types.linalg_ldl_factor_ex:
+    """(LD, pivots, info) of A = L D Lᵀ; no derivative (in torch either)."""
+    LD, pivots, info = ops.LinalgLdlFactor.apply(A, hermitian)
+    if check_errors:
+        _raise_if_failed(info, torch.linalg.ldl_factor_ex, A, hermitian=hermitian, check_errors=True)
+    return torch.return_types.linalg_ldl_factor_ex((LD, pivots, info))
+
+
+def ldl_factor(A: TensorLike, *, hermitian: bool = False) -> torch.return_types.linalg_ldl_factor:
+    """(LD, pivots) of A = L D Lᵀ; no derivative (in torch either)."""
+    LD, pivots, info = ops.LinalgLdlFactor.apply(A, hermitian)
+    _raise_if_failed(info, torch.linalg.ldl_factor, A, hermitian=hermitian)
+    return torch.return_types.linalg_ldl_factor((LD, pivots))
+
+
+def ldl_solve(LD: TensorLike, pivots: TensorLike, B: TensorLike, *, hermitian: bool = False) -> Variable:
+    """X with A X = B from ldl_factor's (LD, pivots); no derivative (in torch either)."""
+    return ops.LinalgLdlSolve.apply(LD, pivots, B, hermitian)
+
+
 def pinv(A: TensorLike, *, atol: float | TensorLike | None = None, rtol: float | TensorLike | None = None,
          hermitian: bool = False) -> Variable:
     """A⁺, the pseudo-inverse."""
@@ -484,6 +510,6 @@ def norm(A: TensorLike, ord: float | str | None = None, dim: int | Sequence[int]
 
 
 __all__ = ["cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
            "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve",
            "vander", "vecdot", "vector_norm"]

@@ -858,6 +858,7 @@ class TensorMethods:
     inverse, cholesky_inverse = linalg_functions.inv, linalg_functions.cholesky_inverse
     triangular_solve = linalg_functions.triangular_solve
     lu, lu_solve = linalg_functions.lu_legacy, linalg_functions.lu_solve_legacy
+    geqrf = linalg_functions.geqrf
     cholesky, cholesky_solve = linalg_functions.cholesky_legacy, linalg_functions.cholesky_solve
     cross, matrix_power, pinverse = linalg_functions.cross_legacy, linalg_functions.matrix_power, linalg_functions.pinverse
     slogdet, logdet = linalg_functions.slogdet_legacy, linalg_functions.logdet

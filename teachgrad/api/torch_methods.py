@@ -28,7 +28,7 @@ TORCH_METHODS = (
     "diag_embed", "diagflat", "diagonal_scatter", "digamma_", "dim_order", "dist", "divide", "divide_", "eig",
     "eq_", "erf_", "erfc_", "erfinv_", "exp2_", "expm1_", "exponential_", "fill_diagonal_", "fix_", "float_power_",
     "floor_", "floor_divide", "floor_divide_", "fmod_", "frac_", "frexp", "gcd", "gcd_", "ge_", "geometric_",
-    "geqrf", "get_device", "greater", "greater_", "greater_equal", "greater_equal_", "gt_", "hardshrink",
+    "get_device", "greater", "greater_", "greater_equal", "greater_equal_", "gt_", "hardshrink",
     "hash_tensor", "heaviside", "heaviside_", "histc", "hypot_", "i0", "i0_", "igamma", "igamma_", "igammac",
     "igammac_", "index", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
     "index_put", "index_reduce", "index_reduce_", "indices", "inner", "int_repr", "ipu", "is_coalesced",

@@ -920,3 +920,63 @@ class LinalgCross(Function, node="LinalgCrossBackward0", saves=("self", "other")
     def jvp(ctx, ta, tb, _dim):
         a, b = ctx._primals[0], ctx._primals[1]
         return torch.linalg.cross(ta, b, dim=ctx.dim) + torch.linalg.cross(a, tb, dim=ctx.dim)
+
+
+# --- factorizations torch has no derivative for ----------------------------------------------------------------
+
+def _no_forward_ad(name):
+    return NotImplementedError(f"Trying to use forward AD with {name} that does not support it because it has not "
+                               "been implemented yet (in torch either).")
+
+
+class Geqrf(Function, node="GeqrfBackward0", batching="matrices"):
+    """torch.geqrf: QR as LAPACK stores it (R and the Householder vectors in one matrix, and tau). torch records it
+    but has no derivative for it: backward raises torch's error."""
+
+    @staticmethod
+    def forward(ctx, A):
+        return torch.geqrf(A)
+
+    @staticmethod
+    def backward(ctx, grad_a, grad_tau):
+        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+    @staticmethod
+    def jvp(ctx, tA):
+        raise _no_forward_ad("geqrf")
+
+
+class LinalgLdlFactor(Function, node="NotImplemented", qualified_name="torch::autograd::NotImplemented",
+                      batching="matrices"):
+    """(LD, pivots, info) of the LDLᵀ factorization (torch.linalg.ldl_factor_ex); torch has no derivative for it."""
+
+    @staticmethod
+    def forward(ctx, A, hermitian):
+        LD, pivots, info = torch.linalg.ldl_factor_ex(A, hermitian=hermitian)
+        ctx.mark_non_differentiable(pivots, info)
+        return LD, pivots, info
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("derivative for aten::linalg_ldl_factor_ex is not implemented")
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        raise _no_forward_ad("linalg_ldl_factor_ex")
+
+
+class LinalgLdlSolve(Function, node="NotImplemented", qualified_name="torch::autograd::NotImplemented",
+                     batching="matrices"):
+    """X from ldl_factor's (LD, pivots): A X = B; torch has no derivative for it."""
+
+    @staticmethod
+    def forward(ctx, LD, pivots, B, hermitian):
+        return torch.linalg.ldl_solve(LD, pivots, B, hermitian=hermitian)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::linalg_ldl_solve is not implemented")
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        raise _no_forward_ad("linalg_ldl_solve")
