@@ -83,7 +83,8 @@ _sys.modules[__name__ + ".cuda"] = cuda   # `import teachgrad.cuda` finds torch'
 # Files pickled by earlier versions name the module Variable was rebuilt from then: those names still load.
 _sys.modules[__name__ + ".variable"] = _sys.modules[__name__ + ".core.variable"]
 _sys.modules[__name__ + ".tensor_methods"] = _sys.modules[__name__ + ".api.tensor_methods"]
-interop.hand_over_namespaces(_sys.modules[__name__], nn.functional, linalg)   # torch.cat(x) -> tg.cat(x): see api/interop.py
+# torch.cat(x) -> tg.cat(x), torch.linalg.det(x) -> tg.linalg.det(x): see api/interop.py
+interop.hand_over_namespaces(_sys.modules[__name__], nn.functional, linalg)
 
 __version__ = "0.1.0"
 

@@ -158,6 +158,8 @@ TWINS = [
      lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b.mT, left=False, adjoint=True), [BATCH, RHS]),
     ("torch.lu and lu_solve", lambda lib, a, b: lib.lu_solve(b, *lib.lu(a)), [SQUARE, RHS]),
     ("Tensor.lu", lambda lib, a: a.lu(get_infos=True)[0], [TALL]),
+    ("householder_product", lambda lib, a, t: lib.linalg.householder_product(a, t), [TALL, VEC3[0]]),
+    ("householder_product k < n", lambda lib, a, t: lib.linalg.householder_product(a, t), [TALL, VEC3[0][:2]]),
     ("inv_ex", lambda lib, a: lib.linalg.inv_ex(a).inverse, [BATCH]),
     ("solve_ex", lambda lib, a, b: lib.linalg.solve_ex(a, b).result, [SQUARE, RHS]),
     ("cholesky_ex", lambda lib, a: lib.linalg.cholesky_ex(_spd(lib, a)).L, [SQUARE]),

@@ -247,6 +247,11 @@ def lu_unpack(LU_data: TensorLike, LU_pivots: TensorLike, unpack_data: bool = Tr
     return torch.return_types.lu_unpack(ops.LuUnpack.apply(LU_data, LU_pivots, unpack_data, unpack_pivots))
 
 
+def householder_product(A: TensorLike, tau: TensorLike) -> Variable:
+    """The first n columns of the product of the Householder reflectors I - tau_i v_i v_iᵀ stored in A (orgqr)."""
+    return ops.LinalgHouseholderProduct.apply(A, tau)
+
+
 def geqrf(input: TensorLike) -> torch.return_types.geqrf:
     """torch.geqrf: (a, tau), LAPACK's QR; no derivative (in torch either)."""
     return torch.return_types.geqrf(ops.Geqrf.apply(input))
@@ -509,7 +514,8 @@ def norm(A: TensorLike, ord: float | str | None = None, dim: int | Sequence[int]
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
-__all__ = ["cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
-           "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
-           "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve",
-           "vander", "vecdot", "vector_norm"]
+__all__ = ["cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
+           "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu",
+           "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
+           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
+           "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]

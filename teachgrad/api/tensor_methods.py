@@ -860,7 +860,8 @@ class TensorMethods:
     lu, lu_solve = linalg_functions.lu_legacy, linalg_functions.lu_solve_legacy
     geqrf = linalg_functions.geqrf
     cholesky, cholesky_solve = linalg_functions.cholesky_legacy, linalg_functions.cholesky_solve
-    cross, matrix_power, pinverse = linalg_functions.cross_legacy, linalg_functions.matrix_power, linalg_functions.pinverse
+    cross, matrix_power = linalg_functions.cross_legacy, linalg_functions.matrix_power
+    pinverse = linalg_functions.pinverse
     slogdet, logdet = linalg_functions.slogdet_legacy, linalg_functions.logdet
     qr, svd = linalg_functions.qr_legacy, linalg_functions.svd_legacy
 

@@ -922,6 +922,74 @@ class LinalgCross(Function, node="LinalgCrossBackward0", saves=("self", "other")
         return torch.linalg.cross(ta, b, dim=ctx.dim) + torch.linalg.cross(a, tb, dim=ctx.dim)
 
 
+# --- Householder reflectors ------------------------------------------------------------------------------------
+
+def _reflectors(A, tau):
+    """The Householder matrices H_i = I - tau_i v_i v_iᵀ, where v_i is column i of A below the diagonal, with a 1 on
+    the diagonal and 0 above it (how geqrf stores them)."""
+    m = A.shape[-2]
+    eye = torch.eye(m, dtype=A.dtype, device=A.device)
+    below = A.tril(-1) + eye[..., :A.shape[-1]]
+    vectors = [below[..., :, i] for i in range(tau.shape[-1])]
+    return [eye - _expand_scalar(tau[..., i]) * (v.unsqueeze(-1) * v.unsqueeze(-2)) for i, v in enumerate(vectors)], \
+        vectors
+
+
+def _products(H, n):
+    """(H_1 ⋯ H_{i-1}, H_{i+1} ⋯ H_k E) for each i, E the first n columns of the identity."""
+    k, eye = len(H), torch.eye(H[0].shape[-1], dtype=H[0].dtype, device=H[0].device)
+    left, right = [eye], [eye[..., :n]]
+    for i in range(k - 1):
+        left.append(left[-1].matmul(H[i]))
+        right.append(H[k - 1 - i].matmul(right[-1]))
+    return left, right[::-1]
+
+
+class LinalgHouseholderProduct(Function, node="LinalgHouseholderProductBackward0", saves=("input", "tau", "result"),
+                               batching="matrices"):
+    """Q = the first n columns of H_1 H_2 ⋯ H_k (torch.linalg.householder_product, LAPACK's orgqr).
+
+    dQ = Σ_i (H_1 ⋯ H_{i-1}) dH_i (H_{i+1} ⋯ H_k E) with dH_i = -dtau_i v vᵀ - tau_i (dv vᵀ + v dvᵀ); so with
+    M_i = (H_1 ⋯ H_{i-1})ᵀ gQ (H_{i+1} ⋯ H_k E)ᵀ:  gtau_i = -vᵀ M_i v  and  gv_i = -tau_i (M_i + M_iᵀ) v, of which
+    the entries below the diagonal are A's."""
+
+    @staticmethod
+    def forward(ctx, A, tau):
+        Q = torch.linalg.householder_product(A, tau)
+        ctx.save_for_backward(A, tau, Q)
+        return Q
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, tau, _ = ctx.saved_tensors
+        H, vectors = _reflectors(A, tau)
+        left, right = _products(H, A.shape[-1])
+        g_columns, g_tau = [], []
+        for i, v in enumerate(vectors):
+            M = _t(left[i]).matmul(grad).matmul(_t(right[i]))
+            Mv = M.matmul(v.unsqueeze(-1)).squeeze(-1)
+            g_tau.append(-(v * Mv).sum(-1))
+            g_columns.append(-tau[..., i].unsqueeze(-1) * (Mv + _t(M).matmul(v.unsqueeze(-1)).squeeze(-1)))
+        n, k = A.shape[-1], len(vectors)
+        zeros = torch.zeros_like(A[..., :, 0])
+        gA = torch.stack(g_columns + [zeros] * (n - k), -1).tril(-1)
+        return gA, torch.stack(g_tau, -1)
+
+    @staticmethod
+    def jvp(ctx, tA, ttau):
+        A, tau = ctx._primals
+        H, vectors = _reflectors(A, tau)
+        left, right = _products(H, A.shape[-1])
+        tangent = 0
+        for i, v in enumerate(vectors):
+            dv = tA.tril(-1)[..., :, i]
+            outer = v.unsqueeze(-1) * v.unsqueeze(-2)
+            d_outer = dv.unsqueeze(-1) * v.unsqueeze(-2) + v.unsqueeze(-1) * dv.unsqueeze(-2)
+            dH = -(_expand_scalar(ttau[..., i]) * outer + _expand_scalar(tau[..., i]) * d_outer)
+            tangent = tangent + left[i].matmul(dH).matmul(right[i])
+        return tangent
+
+
 # --- factorizations torch has no derivative for ----------------------------------------------------------------
 
 def _no_forward_ad(name):
