@@ -33,26 +33,8 @@ from .tensor_types import BoolTensor, DoubleTensor, FloatTensor, LongTensor, Ten
 from .api.factories import (arange, empty, eye, from_numpy,
                             full, full_like, linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like,
                             randperm, tensor, zeros, zeros_like)
-from .api.torch_functions import (abs, add, all, allclose, any, cat, chunk, clamp, cos, div, dot, eq, equal, exp,
-                                  flatten, is_tensor, log, masked_fill, matmul, max, maximum, mean, min, minimum, mm,
-                                  mul, neg, norm, pow, relu, reshape, sigmoid, sin, split, sqrt, square, squeeze, stack,
-                                  sub, sum, t, tanh, transpose, unsqueeze, where)
-# ops with torch's signatures (teachgrad/api/torch_signatures.py, teachgrad/nn/functional.py)
-from .api.torch_signatures import (bmm, cumprod, cumsum, einsum, flip, gather, histogram, index_select, log_softmax,
-                                   logcumsumexp, logsumexp, masked_select, meshgrid, movedim, repeat_interleave, roll,
-                                   scatter, scatter_add, softmax, sort, std, tile, topk, tril, triu, var)
-# more ops, by family (teachgrad/api/op_families.py)
-from .api.op_families import (addcdiv, addcmul, clamp_max, clamp_min, copysign, float_power, fmod, lerp, logit,
-                              nan_to_num, polygamma, positive, remainder, round, rsub, true_divide, xlogy)
-from .api.op_families import (amax, amin, aminmax, cummax, cummin, kthvalue, median, mode, msort, nanmean,
-                              nanmedian, nansum, prod, std_mean, var_mean)
-from .api.op_families import (addbmm, addmm, addmv, addr, atleast_1d, atleast_2d, atleast_3d, baddbmm,
-                              broadcast_tensors, broadcast_to, clone, column_stack, diagonal, diff, dsplit, dstack,
-                              fliplr, flipud, hsplit, hstack, mv, narrow, outer, permute, ravel, reshape_as, rot90,
-                              select, split_with_sizes, take_along_dim, tensor_split, unbind, vsplit, vstack)
-from .api.op_families import outer as ger
-from .api.torch_functions import unflatten
-from .api.declared import FUNCTIONS as _DECLARED_FUNCTIONS
+from .api import op_families as _op_families, torch_functions as _torch_functions, torch_signatures as _torch_signatures
+from .api.declared import FUNCTIONS as _DECLARED_FUNCTIONS, public_functions as _public_functions
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .features.custom_function import Function
@@ -77,6 +59,11 @@ from .api.linalg import matrix_power
 
 # the ops whose class line declares torch's names, under those names: tg.tan, tg.hypot, ... (teachgrad/api/declared.py)
 globals().update(_DECLARED_FUNCTIONS)
+# the ops whose arguments need reading as torch reads them, written out by family: every public function of these
+# modules under its own name (tg.sum, tg.var, tg.addcmul, ...), read from the modules, not listed here
+for _module in (_torch_functions, _torch_signatures, _op_families):
+    globals().update(_public_functions(_module))
+del _module
 
 import sys as _sys  # noqa: E402
 _sys.modules[__name__ + ".cuda"] = cuda   # `import teachgrad.cuda` finds torch's, as `teachgrad.cuda` does

@@ -33,8 +33,9 @@ def test_declared_names_are_torchs_and_teachgrads(op):
 @pytest.mark.parametrize("op", NAMED, ids=lambda op: op.__name__)
 def test_a_declared_function_records_the_op_torch_records(op):
     torch.manual_seed(0)
-    arity = len(inspect.signature(getattr(tg, op.function_names[0]) if op.function_names
-                                  else getattr(tg.Variable, op.method_names[0])).parameters)
+    arity = len([p for p in inspect.signature(getattr(tg, op.function_names[0]) if op.function_names
+                                              else getattr(tg.Variable, op.method_names[0])).parameters.values()
+                 if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD])   # (out= aside)
     shape = (4,) if op.__name__ == "Vdot" else (3, 3)   # (vdot takes vectors)
     data = [torch.rand(shape, dtype=torch.float64) * 3 - 1 for _ in range(arity)]   # (nan where torch's is too)
     ours = [tg.tensor(d, requires_grad=True) for d in data]
@@ -100,3 +101,80 @@ def test_linear_ops_are_declared_and_a_jvp_beside_linear_is_refused():
             @staticmethod
             def jvp(ctx, t):
                 return 2 * t
+
+
+IN_PLACE = [(op, name + "_") for op in NAMED for name in op.method_names if hasattr(torch.Tensor, name + "_")]
+
+
+def _declared_inputs(op):
+    """Inputs in (-1, 2) (nan where torch's is too), vectors for vdot."""
+    torch.manual_seed(0)
+    arity = len([p for p in inspect.signature(op.forward).parameters.values()
+                 if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]) - 1
+    shape = (4,) if op.__name__ == "Vdot" else (3, 3)
+    return [torch.rand(shape, dtype=torch.float64) * 3 - 1 for _ in range(arity)]
+
+
+@pytest.mark.parametrize("op, name", IN_PLACE, ids=lambda x: x if isinstance(x, str) else x.__name__)
+def test_a_declared_ops_in_place_twin_records_torchs_node_and_gradient(op, name):
+    """x.tan_() on a Variable that requires grad: torch's node (TanBackward0) takes over x's history, the gradient
+    reaches the leaf as torch's does; on a leaf, torch's refusal."""
+    data = _declared_inputs(op)
+    results = {}
+    for lib in (torch, tg):
+        leaves = [lib.tensor(d.clone(), requires_grad=True) for d in data]
+        x = leaves[0] * 1                       # a non-leaf: its history is what the write takes over
+        out = getattr(x, name)(*leaves[1:])
+        assert out is x
+        if not op.in_place_derivative:   # torch records AtanhBackward1, which has no derivative
+            with pytest.raises(NotImplementedError) as caught:
+                (x * x).sum().backward()
+            assert str(caught.value) == f"the derivative for 'inplace version of {op.function_names[0]}' is not implemented."
+        else:
+            (x * x).sum().backward()
+        results[lib] = (x.grad_fn.name(), x.detach(), [leaf.grad for leaf in leaves], x._version)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+            getattr(lib.tensor(data[0].clone(), requires_grad=True), name)(*leaves[1:])
+    ours, theirs = results[tg], results[torch]
+    assert ours[0] == theirs[0] and ours[3] == theirs[3]
+    torch.testing.assert_close(ours[1].data, theirs[1], rtol=0, atol=0, equal_nan=True)
+    for a, b in zip(ours[2], theirs[2]):   # (the formulas' round-off as the out-of-place twins': a few ulps)
+        assert (a is None) == (b is None)
+        if a is not None:
+            torch.testing.assert_close(a.data, b, equal_nan=True)
+
+
+FUNCTIONS_WITH_OUT = [(op, name) for op in NAMED for name in op.function_names if op.out_variant]
+
+
+def test_a_declared_function_takes_out_where_torchs_does():
+    """out_variant= in the class line says what torch's own signature says (torch.overrides' table of them)."""
+    signatures = torch.overrides.get_testing_overrides()
+    for op in NAMED:
+        for name in op.function_names:
+            torchs = "out" in inspect.signature(signatures[getattr(torch, name)]).parameters
+            assert ("out" in inspect.signature(getattr(tg, name)).parameters) == torchs == op.out_variant, name
+
+
+@pytest.mark.parametrize("op, name", FUNCTIONS_WITH_OUT, ids=lambda x: x if isinstance(x, str) else x.__name__)
+def test_a_declared_function_takes_out_as_torchs(op, name):
+    """tg.tan(x, out=y): torch's values written into y (y returned) where nothing requires grad; torch's refusal
+    where an argument does, since out= records no gradient."""
+    data = _declared_inputs(op)
+    expected = getattr(torch, name)(*data)
+    out = tg.zeros(expected.shape, dtype=torch.float64)
+    version = out._version
+    assert getattr(tg, name)(*[tg.tensor(d) for d in data], out=out) is out
+    torch.testing.assert_close(out.data, expected, rtol=0, atol=0, equal_nan=True)
+    assert out._version > version
+    messages = []
+    for lib in (torch, tg):
+        inputs = [lib.tensor(d, requires_grad=True) for d in data]
+        with pytest.raises(RuntimeError) as caught:
+            getattr(lib, name)(*inputs, out=lib.zeros(expected.shape, dtype=torch.float64))
+        messages.append(str(caught.value))
+        with lib.no_grad():
+            out = lib.zeros(expected.shape, dtype=torch.float64)
+            getattr(lib, name)(*inputs, out=out)
+        torch.testing.assert_close(out.data if lib is tg else out, expected, rtol=0, atol=0, equal_nan=True)
+    assert messages[1] == messages[0] and "functions with out=... arguments don't support automatic" in messages[0]

@@ -17,7 +17,8 @@ import torch
 
 from .. import ops
 from ..rules import torch_leaves, variable_class
-from .torch_signatures import _var_arguments, check_tensor_list   # var's three forms, read once
+from .arguments import check_tensor_list
+from .torch_signatures import _var_arguments   # var's three forms, read once
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
     Variable = variable_class.Variable
@@ -419,6 +420,9 @@ def dsplit(input: TensorLike, indices_or_sections: int | Sequence[int]) -> tuple
 def outer(input: TensorLike, vec2: TensorLike) -> Variable:
     """The outer product, as torch computes it: input as a column times vec2 (MulBackward0)."""
     return _variable(input).reshape(input.shape[0], 1) * vec2
+
+
+ger = outer   # torch's older name for outer
 
 
 def diff(input: TensorLike, n: int = 1, dim: int = -1, prepend: TensorLike | None = None,

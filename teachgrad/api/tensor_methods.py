@@ -536,7 +536,7 @@ class TensorMethods:
         return ops.reshape(self, _shape_arg(shape))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Variable:
-        return torch_signatures.flatten(self, start_dim, end_dim)
+        return torch_signatures._flatten_method(self, start_dim, end_dim)
 
     def unflatten(self, dim: int, sizes: Sequence[int]) -> Variable:
         """dim split into `sizes` (one may be -1): a view, as torch records it (ViewBackward0)."""
@@ -820,7 +820,7 @@ class TensorMethods:
     cumprod = torch_signatures.cumprod
     sort = torch_signatures.sort
     topk = torch_signatures.topk
-    repeat = torch_signatures.repeat
+    repeat = torch_signatures._repeat_method
     tile = torch_signatures._tile_method
     repeat_interleave = torch_signatures.repeat_interleave
     flip = torch_signatures._flip_method

@@ -11,7 +11,7 @@ import torch
 
 from .. import ops
 from ..rules import torch_leaves, variable_class
-from .torch_signatures import NOT_GIVEN, check_tensor_list
+from .arguments import NOT_GIVEN, check_tensor_list
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     Variable = variable_class.Variable

@@ -2,7 +2,7 @@
 
 Each function here reads its arguments the way torch does (aliases such as `keepdims`, the forms
 `var` accepts, negative dims, index tensors given as Variables) and calls one Function from
-teachgrad.ops. Module-level functions are exported from teachgrad; the same functions serve as
+teachgrad.ops. Every public function defined here is `tg.<its name>` (teachgrad/__init__.py reads them from this module); the same functions serve as
 Variable methods (see the block at the end of TensorMethods in teachgrad/api/tensor_methods.py), where torch has the method.
 
 Guarded by tests/test_ops_vs_torch.py and tests/test_new_ops.py (each signature's forms against torch's).
@@ -15,6 +15,7 @@ import torch
 
 from .. import ops
 from ..rules import variable_class
+from .arguments import NOT_GIVEN, check_tensor_list, keepdim_alias  # noqa: F401  (read here; shared)
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
     Variable = variable_class.Variable
@@ -27,24 +28,6 @@ def _plain(x):
     return x.data if isinstance(x, variable_class.Variable) else x
 
 
-def keepdim_alias(keepdim: bool, keepdims: bool | None, name: str) -> bool:
-    """torch accepts `keepdims=` for `keepdim=` (numpy's spelling), but not both at once."""
-    if keepdims is None:
-        return keepdim
-    if keepdim is not False:
-        raise TypeError(f"{name}() got an unexpected keyword argument 'keepdims'")
-    return keepdims
-
-
-def check_tensor_list(tensors: Sequence[TensorLike]) -> None:
-    """A list of tensors (cat's, stack's, hstack's) holds tensors only: anything else, a list or a number among
-    them, is refused with torch's TypeError, never read as data."""
-    for k, x in enumerate(tensors):
-        if not isinstance(x, (variable_class.Variable, torch.Tensor)):
-            raise TypeError(f"expected Tensor as element {k} in argument 0, but got {type(x).__name__}")
-
-
-NOT_GIVEN = object()   # a keyword the caller left out, where None is a value torch tells apart (div's rounding_mode)
 
 
 # --- softmax, log_softmax ------------------------------------------------------------------------
@@ -190,7 +173,7 @@ def _wrap_dim(dim, ndim):
     return dim % ndim
 
 
-def flatten(input: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
+def _flatten_method(input: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
     """The dims start_dim..end_dim merged into one (a reshape; the input itself when there is nothing to merge)."""
     if input.dim() == 0:
         return ops.reshape(input, (1,))
@@ -213,7 +196,7 @@ def _sizes(sizes):
     return tuple(sizes)
 
 
-def repeat(input: Variable, *sizes: int | Sequence[int]) -> Variable:
+def _repeat_method(input: Variable, *sizes: int | Sequence[int]) -> Variable:
     """Tensor.repeat: the whole tensor tiled sizes[i] times along each dim."""
     sizes = _sizes(sizes)
     if len(sizes) < input.dim():

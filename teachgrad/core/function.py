@@ -64,6 +64,9 @@ class Function:
     batching = None              # [batching] vmap's kind of rule: "pointwise", ("along", k) (a dim at argument k),
                                  # or None: a rule of its own in features/batching_rules.py's table, or none
     linear = False               # [linear] linear in its first input: its jvp is its forward applied to the tangent
+    out_variant = True           # [out_variant] torch's function takes out= (tg.tan(x, out=y)); False where it does not
+    in_place_derivative = True   # [in_place_derivative] False: torch's in-place twin (x.atanh_()) records no
+                                 # derivative and refuses to run where a gradient is needed
 
     def __init_subclass__(cls, **bookkeeping: Any) -> None:
         """An op declares torch's bookkeeping in its class line (the keywords in brackets above)."""
@@ -163,7 +166,8 @@ class Function:
 BOOKKEEPING = {"node": "node_name", "saves": "saved_names", "qualified_name": "qualified_name",
                "numbers_are_inputs": "numbers_are_inputs", "none_is_input": "none_is_input",
                "nondifferentiable_args": "nondifferentiable_args", "is_view": "is_view", "pack_order": "pack_order",
-               "function": "function_names", "method": "method_names", "batching": "batching", "linear": "linear"}
+               "function": "function_names", "method": "method_names", "batching": "batching", "linear": "linear",
+               "out_variant": "out_variant", "in_place_derivative": "in_place_derivative"}
 DECLARED: list[type[Function]] = []   # the ops that declare names or a batching kind, in the order defined
 
 

@@ -49,7 +49,7 @@ def _cofactor(A):
 
 
 class LinalgDet(Function, node="LinalgDetBackward0", saves=("A", "result"), batching="matrices",
-                function="det", method="det"):
+                function="det", method="det", out_variant=False):
     """det(A). d det = det · tr(A⁻¹ dA) (Jacobi's formula), so gA = g · det · A⁻ᵀ: the cofactor matrix times g.
     Where A is singular (det 0) the cofactor matrix is read from the SVD instead, as torch does."""
 
@@ -789,7 +789,7 @@ def _exp_of_blocks(top_left, top_right):
 
 
 class LinalgMatrixExp(Function, node="LinalgMatrixExpBackward0", saves=("self",), batching="matrices",
-                      function="matrix_exp", method="matrix_exp"):
+                      function="matrix_exp", method="matrix_exp", out_variant=False):
     """exp(A) = Σ Aᵏ / k!. Its differential in the direction dA is the top-right block of exp([[A, dA], [0, A]]);
     the adjoint of that map is the same block built from Aᵀ: gA = exp([[Aᵀ, g], [0, Aᵀ]])[top right]."""
 

@@ -76,21 +76,21 @@ class Cosh(_Unary, node="CoshBackward0", batching="pointwise", function="cosh", 
 
 
 class Asinh(_Unary, node="AsinhBackward0", batching="pointwise",
-            function=("asinh", "arcsinh"), method=("asinh", "arcsinh")):
+            function=("asinh", "arcsinh"), method=("asinh", "arcsinh"), in_place_derivative=False):
     """asinh(a): d/da = 1 / sqrt(a² + 1)."""
     function = staticmethod(torch.asinh)
     derivative = staticmethod(lambda a, result: (a * a + 1).rsqrt())
 
 
 class Acosh(_Unary, node="AcoshBackward0", batching="pointwise",
-            function=("acosh", "arccosh"), method=("acosh", "arccosh")):
+            function=("acosh", "arccosh"), method=("acosh", "arccosh"), in_place_derivative=False):
     """acosh(a): d/da = 1 / sqrt(a² - 1)."""
     function = staticmethod(torch.acosh)
     derivative = staticmethod(lambda a, result: (a * a - 1).rsqrt())
 
 
 class Atanh(_Unary, node="AtanhBackward0", batching="pointwise",
-            function=("atanh", "arctanh"), method=("atanh", "arctanh")):
+            function=("atanh", "arctanh"), method=("atanh", "arctanh"), in_place_derivative=False):
     """atanh(a): d/da = 1 / (1 - a²)."""
     function = staticmethod(torch.atanh)
     derivative = staticmethod(lambda a, result: 1 / (1 - a * a))

@@ -97,7 +97,7 @@ class Vdot(Function, node="VdotBackward0", saves=("self", "other"), function="vd
         return total(None if ta is None else (ta * b).sum(), None if tb is None else (a * tb).sum())
 
 
-class Trace(Function, node="TraceBackward0", function="trace", method="trace"):
+class Trace(Function, node="TraceBackward0", function="trace", method="trace", out_variant=False):
     """The sum of the diagonal of a matrix: the gradient goes to each diagonal element."""
 
     @staticmethod
