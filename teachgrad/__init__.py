@@ -53,7 +53,7 @@ from . import linalg   # torch.linalg's functions
 # torch's top-level names for them (det and matrix_exp are declared by their ops: see below)
 from .api.linalg import (cholesky_inverse, geqrf, cholesky_legacy as cholesky, cholesky_solve, cross_legacy as cross,
                          inv as inverse, logdet, lu_legacy as lu, lu_solve_legacy as lu_solve,
-                         lu_unpack, pinverse, qr_legacy as qr, slogdet_legacy as slogdet,
+                         lu_unpack, ormqr, pinverse, qr_legacy as qr, slogdet_legacy as slogdet,
                          svd_legacy as svd, triangular_solve)
 from .api.linalg import matrix_power
 

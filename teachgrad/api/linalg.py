@@ -252,6 +252,12 @@ def householder_product(A: TensorLike, tau: TensorLike) -> Variable:
     return ops.LinalgHouseholderProduct.apply(A, tau)
 
 
+def ormqr(input: TensorLike, input2: TensorLike, input3: TensorLike, left: bool = True,
+          transpose: bool = False) -> Variable:
+    """torch.ormqr(A, tau, C): C times the Q of geqrf's (A, tau), from the left or right, transposed or not."""
+    return ops.Ormqr.apply(input, input2, input3, left, transpose)
+
+
 def geqrf(input: TensorLike) -> torch.return_types.geqrf:
     """torch.geqrf: (a, tau), LAPACK's QR; no derivative (in torch either)."""
     return torch.return_types.geqrf(ops.Geqrf.apply(input))

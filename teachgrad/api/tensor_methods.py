@@ -858,7 +858,7 @@ class TensorMethods:
     inverse, cholesky_inverse = linalg_functions.inv, linalg_functions.cholesky_inverse
     triangular_solve = linalg_functions.triangular_solve
     lu, lu_solve = linalg_functions.lu_legacy, linalg_functions.lu_solve_legacy
-    geqrf = linalg_functions.geqrf
+    geqrf, ormqr = linalg_functions.geqrf, linalg_functions.ormqr
     cholesky, cholesky_solve = linalg_functions.cholesky_legacy, linalg_functions.cholesky_solve
     cross, matrix_power = linalg_functions.cross_legacy, linalg_functions.matrix_power
     pinverse = linalg_functions.pinverse

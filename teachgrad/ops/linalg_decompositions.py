@@ -922,6 +922,11 @@ class LinalgCross(Function, node="LinalgCrossBackward0", saves=("self", "other")
         return torch.linalg.cross(ta, b, dim=ctx.dim) + torch.linalg.cross(a, tb, dim=ctx.dim)
 
 
+def _no_forward_ad(name):
+    return NotImplementedError(f"Trying to use forward AD with {name} that does not support it because it has not "
+                               "been implemented yet (in torch either).")
+
+
 # --- Householder reflectors ------------------------------------------------------------------------------------
 
 def _reflectors(A, tau):
@@ -945,6 +950,21 @@ def _products(H, n):
     return left, right[::-1]
 
 
+def _reflector_grads(grad, A, tau, n):
+    """(gA, gtau) for the first n columns of H_1 ⋯ H_k, given their gradient (see LinalgHouseholderProduct)."""
+    H, vectors = _reflectors(A, tau)
+    left, right = _products(H, n)
+    g_columns, g_tau = [], []
+    for i, v in enumerate(vectors):
+        M = _t(left[i]).matmul(grad).matmul(_t(right[i]))
+        Mv = M.matmul(v.unsqueeze(-1)).squeeze(-1)
+        g_tau.append(-(v * Mv).sum(-1))
+        g_columns.append(-tau[..., i].unsqueeze(-1) * (Mv + _t(M).matmul(v.unsqueeze(-1)).squeeze(-1)))
+    zeros = torch.zeros_like(A[..., :, 0])
+    gA = torch.stack(g_columns + [zeros] * (A.shape[-1] - len(vectors)), -1).tril(-1)
+    return gA, torch.stack(g_tau, -1)
+
+
 class LinalgHouseholderProduct(Function, node="LinalgHouseholderProductBackward0", saves=("input", "tau", "result"),
                                batching="matrices"):
     """Q = the first n columns of H_1 H_2 ⋯ H_k (torch.linalg.householder_product, LAPACK's orgqr).
@@ -962,18 +982,7 @@ class LinalgHouseholderProduct(Function, node="LinalgHouseholderProductBackward0
     @staticmethod
     def backward(ctx, grad):
         A, tau, _ = ctx.saved_tensors
-        H, vectors = _reflectors(A, tau)
-        left, right = _products(H, A.shape[-1])
-        g_columns, g_tau = [], []
-        for i, v in enumerate(vectors):
-            M = _t(left[i]).matmul(grad).matmul(_t(right[i]))
-            Mv = M.matmul(v.unsqueeze(-1)).squeeze(-1)
-            g_tau.append(-(v * Mv).sum(-1))
-            g_columns.append(-tau[..., i].unsqueeze(-1) * (Mv + _t(M).matmul(v.unsqueeze(-1)).squeeze(-1)))
-        n, k = A.shape[-1], len(vectors)
-        zeros = torch.zeros_like(A[..., :, 0])
-        gA = torch.stack(g_columns + [zeros] * (n - k), -1).tril(-1)
-        return gA, torch.stack(g_tau, -1)
+        return _reflector_grads(grad, A, tau, A.shape[-1])
 
     @staticmethod
     def jvp(ctx, tA, ttau):
@@ -990,12 +999,33 @@ class LinalgHouseholderProduct(Function, node="LinalgHouseholderProductBackward0
         return tangent
 
 
+class Ormqr(Function, node="OrmqrBackward0", saves=("self", "input2", "input3"), batching="matrices"):
+    """torch.ormqr(A, tau, C, left, transpose): C multiplied by the full Q = H_1 ⋯ H_k (m×m) that geqrf's (A, tau)
+    stand for: Q C, Qᵀ C, C Q or C Qᵀ. C's gradient is the product with Qᵀ on the same side; Q's (g Cᵀ, or Cᵀ g,
+    transposed with transpose=True) reaches A and tau through the reflectors, as householder_product's does. No
+    forward mode, as in torch."""
+
+    @staticmethod
+    def forward(ctx, A, tau, C, left, transpose):
+        ctx.left, ctx.transpose = left, transpose
+        ctx.save_for_backward(A, tau, C)
+        return torch.ormqr(A, tau, C, left=left, transpose=transpose)
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, tau, C = ctx.saved_tensors
+        left, transpose = ctx.left, ctx.transpose
+        gC = torch.ormqr(A, tau, grad, left=left, transpose=not transpose)
+        gQ = grad.matmul(_t(C)) if left else _t(C).matmul(grad)   # the gradient of op(Q)
+        gA, gtau = _reflector_grads(_t(gQ) if transpose else gQ, A, tau, A.shape[-2])
+        return gA, gtau, gC, None, None
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        raise _no_forward_ad("ormqr")   # (torch has no forward-mode formula for it)
+
+
 # --- factorizations torch has no derivative for ----------------------------------------------------------------
-
-def _no_forward_ad(name):
-    return NotImplementedError(f"Trying to use forward AD with {name} that does not support it because it has not "
-                               "been implemented yet (in torch either).")
-
 
 class Geqrf(Function, node="GeqrfBackward0", batching="matrices"):
     """torch.geqrf: QR as LAPACK stores it (R and the Householder vectors in one matrix, and tau). torch records it

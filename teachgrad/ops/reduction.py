@@ -169,7 +169,8 @@ class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result"))
     """The p-norm (sum |a|^p)^(1/p), of all elements or along `dim`; for p = inf the largest |a|, for -inf the
     smallest.
 
-    d/da = a |a|^(p-2) / norm^(p-1): a / norm for p = 2, sign(a) for p = 1; 0 where the norm is 0. For p = inf
+    d/da = a |a|^(p-2) / norm^(p-1): a / norm for p = 2, sign(a) for p = 1; 0 where the norm is 0, and for p < 2
+    0 at an element that is 0 (written sign(a) |a|^(p-1), as torch's branches, so no 0 · inf). For p = inf
     and -inf, torch spreads the gradient evenly over the elements whose |a| is the norm (ties share it, and a nan
     counts as one), each times sign(a).
     """
