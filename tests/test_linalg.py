@@ -160,6 +160,7 @@ TWINS = [
     ("Tensor.lu", lambda lib, a: a.lu(get_infos=True)[0], [TALL]),
     ("householder_product", lambda lib, a, t: lib.linalg.householder_product(a, t), [TALL, VEC3[0]]),
     ("householder_product k < n", lambda lib, a, t: lib.linalg.householder_product(a, t), [TALL, VEC3[0][:2]]),
+    ("householder_product no reflector", lambda lib, a: lib.linalg.householder_product(a, a[0, :0]), [TALL]),
     ("inv_ex", lambda lib, a: lib.linalg.inv_ex(a).inverse, [BATCH]),
     ("solve_ex", lambda lib, a, b: lib.linalg.solve_ex(a, b).result, [SQUARE, RHS]),
     ("cholesky_ex", lambda lib, a: lib.linalg.cholesky_ex(_spd(lib, a)).L, [SQUARE]),
@@ -210,7 +211,8 @@ def test_each_op_matches_torch(name, fn, data):
     (lambda lib, a, t, c: lib.ormqr(a, t, c), [TALL, VEC3[0], TALL]),
     (lambda lib, a, t, c: lib.ormqr(a, t, c.mT, left=False, transpose=True), [TALL, VEC3[0], TALL]),
     (lambda lib, a, t, c: a.ormqr(t, c, transpose=True), [TALL, VEC3[0], TALL]),
-], ids=["cholesky", "cholesky method upper", "ormqr", "ormqr right transposed", "ormqr method"])
+    (lambda lib, a, t, c: lib.ormqr(a[:, :2].mT, t[:2], c[:2], transpose=True), [TALL, VEC3[0], TALL]),
+], ids=["cholesky", "cholesky method upper", "ormqr", "ormqr right transposed", "ormqr method", "ormqr wide"])
 def test_ops_without_forward_mode_in_torch_match_torch_and_refuse_it_in_both(call, data):
     """torch.cholesky (deprecated) and torch.ormqr have no forward-mode formula in torch: the value, node, gradients
     and second derivatives are compared, and forward mode is refused by both."""

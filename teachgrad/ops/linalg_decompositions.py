@@ -932,10 +932,10 @@ def _no_forward_ad(name):
 def _reflectors(A, tau):
     """The Householder matrices H_i = I - tau_i v_i v_iᵀ, where v_i is column i of A below the diagonal, with a 1 on
     the diagonal and 0 above it (how geqrf stores them)."""
-    m = A.shape[-2]
+    m, k = A.shape[-2], tau.shape[-1]
     eye = torch.eye(m, dtype=A.dtype, device=A.device)
-    below = A.tril(-1) + eye[..., :A.shape[-1]]
-    vectors = [below[..., :, i] for i in range(tau.shape[-1])]
+    below = A[..., :, :k].tril(-1) + eye[..., :k]
+    vectors = [below[..., :, i] for i in range(k)]
     return [eye - _expand_scalar(tau[..., i]) * (v.unsqueeze(-1) * v.unsqueeze(-2)) for i, v in enumerate(vectors)], \
         vectors
 
@@ -952,6 +952,8 @@ def _products(H, n):
 
 def _reflector_grads(grad, A, tau, n):
     """(gA, gtau) for the first n columns of H_1 ⋯ H_k, given their gradient (see LinalgHouseholderProduct)."""
+    if tau.shape[-1] == 0:   # no reflectors: the product is the identity, whatever A holds
+        return torch.zeros_like(A), torch.zeros_like(tau)
     H, vectors = _reflectors(A, tau)
     left, right = _products(H, n)
     g_columns, g_tau = [], []
@@ -987,6 +989,8 @@ class LinalgHouseholderProduct(Function, node="LinalgHouseholderProductBackward0
     @staticmethod
     def jvp(ctx, tA, ttau):
         A, tau = ctx._primals
+        if tau.shape[-1] == 0:
+            return torch.zeros_like(ctx._result)
         H, vectors = _reflectors(A, tau)
         left, right = _products(H, A.shape[-1])
         tangent = 0
