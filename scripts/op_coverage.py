@@ -62,7 +62,7 @@ def write(samples, reference, modules, out, compared):
         "",
         "- **agrees**: values, gradients, tangents, second derivatives and node names are torch's.",
         "- **other node**: all of that but a node name (`type(out.grad_fn).__name__`).",
-        "- **refused by name**: teachgrad has no op of that name and says so: `tg.linalg` is an AttributeError,",
+        "- **refused by name**: teachgrad has no op of that name and says so: a name it lacks is an AttributeError,",
         "  and torch's function of that name, run on the data, is refused with a TypeError naming it wherever",
         "  a gradient would be lost (it still answers where none is: indices, masks, sizes).",
         "- **raises**: teachgrad raises where torch does not, with an error saying what it does not do.",

@@ -59,6 +59,13 @@ from . import func   # torch.func's transforms, on teachgrad's engine
 from . import special   # torch.special's functions
 from . import compiler   # tg.compile: the graph captured, partitioned, generated and replayed
 from .compiler import compile  # noqa: A001  (torch's name)
+from . import linalg   # torch.linalg's functions
+# torch's top-level names for them (det and matrix_exp are declared by their ops: see below)
+from .api.linalg import (cholesky_inverse, geqrf, cholesky_legacy as cholesky, cholesky_solve, cross_legacy as cross,
+                         inv as inverse, logdet, lu_legacy as lu, lu_solve_legacy as lu_solve,
+                         lu_unpack, ormqr, pinverse, qr_legacy as qr, slogdet_legacy as slogdet,
+                         svd_legacy as svd, triangular_solve)
+from .api.linalg import matrix_power
 
 # the ops whose class line declares torch's names, under those names: tg.tan, tg.hypot, ... (teachgrad/api/declared.py)
 globals().update(_DECLARED_FUNCTIONS)
@@ -74,8 +81,9 @@ _sys.modules[__name__ + ".functorch.compile"] = compiler.aot   # functorch.compi
 # Files pickled by earlier versions name the module Variable was rebuilt from then: those names still load.
 _sys.modules[__name__ + ".variable"] = _sys.modules[__name__ + ".core.variable"]
 _sys.modules[__name__ + ".tensor_methods"] = _sys.modules[__name__ + ".api.tensor_methods"]
-interop.hand_over_namespaces(_sys.modules[__name__], nn.functional, special)   # torch.cat(x) -> tg.cat(x):
-                                                                               # see api/interop.py
+# torch.cat(x) -> tg.cat(x), torch.linalg.det(x) -> tg.linalg.det(x), torch.special.i0e(x) -> tg.special.i0e(x):
+# see api/interop.py
+interop.hand_over_namespaces(_sys.modules[__name__], nn.functional, special, linalg)
 
 __version__ = "0.1.0"
 

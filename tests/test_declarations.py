@@ -78,7 +78,8 @@ def test_every_declared_kind_is_a_batching_rule():
     for op in DECLARED:
         if op.batching:
             rule = batching_rules.RULES[op]
-            assert rule is batching_rules.pointwise if op.batching == "pointwise" else rule.__qualname__.startswith("along")
+            assert (rule is batching_rules.pointwise if op.batching == "pointwise" else rule is batching_rules.matrices
+                    if op.batching == "matrices" else rule.__qualname__.startswith("along"))
 
 
 def test_one_op_one_place():

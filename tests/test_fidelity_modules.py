@@ -38,7 +38,7 @@ def test_the_layers_are_the_folders():
     assert {"core", "rules", "features", "ops", "api", "autograd", "nn", "utils", "exercises"} <= folders | {"exercises"}
     assert {p.stem for p in (PACKAGE / "core").glob("*.py")} == {"__init__", "variable", "function", "node", "engine"}
     top_level = {path.stem for path in PACKAGE.glob("*.py")}
-    assert top_level <= {"__init__", "check", "exercises", "func", "functorch", "optim", "short_errors", "special",
+    assert top_level <= {"__init__", "check", "exercises", "func", "functorch", "optim", "short_errors", "special", "linalg", "fft",
                          "tensor_types", "viz"}
 
 

@@ -74,8 +74,7 @@ def test_known_ops_still_differ(results):
 def test_refusals_name_the_op(results):
     """An op teachgrad does not record is refused by its name: the error says which function it is."""
     refused = [r for r in results.values() if r.status == "refused by name"]
-    assert len(refused) > 200   # (fewer as teachgrad records more: 283 with torch.special recorded, fewer again
-                                # with the rest of nn.functional)
+    assert len(refused) > 100   # (fewer as teachgrad gains ops)
     for r in refused:
         assert "no op of that name" in r.detail or "has no attribute" in r.detail, (r.key, r.detail)
         assert any(f"{part}" in r.detail for part in r.path.split(".")[1:]), (r.key, r.detail)

@@ -104,10 +104,17 @@ def test_batch_norm_of_an_empty_input(training, affine):
     same(bn)
 
 
-def test_norm_nuc_says_teachgrad_does_not_compute_it():
-    x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="teachgrad.*nuclear norm"):
-        tg.norm(x, "nuc")
+def test_norm_nuc_is_torchs_sum_of_singular_values():
+    """tg.norm(x, 'nuc') was refused (no SVD); with tg.linalg it is torch's: the same value, node and gradient."""
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
+        y = lib.norm(x, "nuc")
+        y.backward()
+        return y, y.grad_fn.name(), x.grad
+    ours, theirs = program(tg), program(torch)
+    torch.testing.assert_close(ours[0].data, theirs[0].detach())
+    assert ours[1] == theirs[1]
+    torch.testing.assert_close(ours[2].data, theirs[2])
 
 
 # ---- torch's reference inputs, the last three differences (issue #34) -------------------------------------------

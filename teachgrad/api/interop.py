@@ -32,7 +32,8 @@ namespaces = {}
 
 
 def hand_over_namespaces(*modules):
-    """Called once by teachgrad/__init__.py with `teachgrad`, `teachgrad.nn.functional` and `teachgrad.special`."""
+    """Called once by teachgrad/__init__.py with `teachgrad`, `teachgrad.nn.functional`, `teachgrad.special` and
+    `teachgrad.linalg`."""
     namespaces.update((module.__name__, module) for module in modules)
 
 
@@ -258,6 +259,8 @@ def _where(func):
         return "teachgrad.nn.functional", name, False
     if getattr(func, "__module__", None) == "torch._C._special":   # torch.special.i0e is `special_i0e` there
         return "teachgrad.special", name.removeprefix("special_"), False
+    if getattr(func, "__module__", None) == "torch._C._linalg":   # torch.linalg.solve is `linalg_solve` there
+        return "teachgrad.linalg", name.removeprefix("linalg_"), False
     return "teachgrad", name, False
 
 

@@ -19,6 +19,7 @@ from .. import ops
 from ..rules import tangents, variable_class
 from ..ops.in_place import write_in_place
 from . import declared, interop, op_families, torch_signatures
+from . import linalg as linalg_functions
 from ..ops import aten
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time (teachgrad/core/variable.py imports this module)
@@ -246,6 +247,9 @@ class TensorMethods:
         """other @ self (Python calls it for a torch tensor on the left; called directly, a Variable works too)."""
         return ops.matmul(other, self) if isinstance(other, (variable_class.Variable, torch.Tensor)) else NotImplemented
 
+    def __abs__(self) -> Variable:   # abs(x)
+        return self.abs()
+
     def __neg__(self) -> Variable:
         return ops.Neg.apply(self)
 
@@ -399,9 +403,8 @@ class TensorMethods:
 
     def norm(self, p: Number | str = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Variable:
         """The vector norm (2 by default) of all elements, or along `dim`."""
-        if p == "nuc":
-            raise NotImplementedError("teachgrad's norm does not compute the nuclear norm (p='nuc', the sum of the "
-                                      "singular values): it has no singular value decomposition")
+        if p == "nuc":   # the sum of the singular values (torch.linalg.matrix_norm's)
+            return linalg_functions.matrix_norm(self, "nuc", (-2, -1) if dim is None else dim, keepdim)
         return ops.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
 
     def maximum(self, other: TensorLike) -> Variable:
@@ -502,6 +505,23 @@ class TensorMethods:
     @property
     def mT(self) -> Variable:
         return self.transpose(-2, -1)
+
+    @property
+    def mH(self) -> Variable:
+        """The conjugate transpose of the last two dims: the transpose, for real numbers (TransposeBackward0)."""
+        return self.transpose(-2, -1)
+
+    def adjoint(self) -> Variable:
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self) -> Variable:
+        """The conjugate transpose of a matrix (torch refuses any other rank, with this message)."""
+        if self.dim() != 2:
+            more = " For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+                               + more)
+        return self.transpose(0, 1)
 
     def transpose(self, dim0: int, dim1: int) -> Variable:
         return ops.Transpose.apply(self, dim0, dim1)
@@ -835,6 +855,16 @@ class TensorMethods:
     outer, ger, diff, take_along_dim = op_families.outer, op_families.outer, op_families.diff, op_families.take_along_dim
     rot90 = op_families.rot90
     addmv, addr, addbmm = op_families.addmv, op_families.addr, op_families.addbmm
+    # torch.linalg's as methods (teachgrad/api/linalg.py; det and matrix_exp are declared by their ops)
+    inverse, cholesky_inverse = linalg_functions.inv, linalg_functions.cholesky_inverse
+    triangular_solve = linalg_functions.triangular_solve
+    lu, lu_solve = linalg_functions.lu_legacy, linalg_functions.lu_solve_legacy
+    geqrf, ormqr = linalg_functions.geqrf, linalg_functions.ormqr
+    cholesky, cholesky_solve = linalg_functions.cholesky_legacy, linalg_functions.cholesky_solve
+    cross, matrix_power = linalg_functions.cross_legacy, linalg_functions.matrix_power
+    pinverse = linalg_functions.pinverse
+    slogdet, logdet = linalg_functions.slogdet_legacy, linalg_functions.logdet
+    qr, svd = linalg_functions.qr_legacy, linalg_functions.svd_legacy
 
     # --- end of more ops ---
 

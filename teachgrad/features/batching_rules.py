@@ -3,13 +3,15 @@
 A rule is called as `rule(op, args, levels)` while vmap's mode word is off: `args` are the op's arguments, some
 of them BatchedVariables (their data has one batch dim per vmap level in front), and `levels` are all the levels
 among them, outermost first. The rule runs the op on the physical data, the batch dims in front, and says which
-of its outputs are batched (`BatchedVariable.of(output, levels)`). Three kinds cover most ops:
+of its outputs are batched (`BatchedVariable.of(output, levels)`). Four kinds cover most ops:
 
 - **pointwise** (sin, +, where, ...): each batched argument gets a dim per level (size 1 where it is not batched at
   one) and size-1 dims that line its example up with the others' (broadcasting), then the op runs as it is.
 - **along a dim** (sum(dim), softmax, transpose, cat, ...): the op runs with its dim arguments moved past the
   batch dims (`dim + number of levels`).
 - **reshaping** (view, expand, matmul, ...): the op's shape arguments get the batch sizes in front.
+- **matrices** (torch.linalg's det, solve, svd, ...): ops on the last two dims, which take a batch in front as
+  they are.
 
 An op missing from RULES raises, naming the op: never a loop over the batch, never a wrong number.
 
@@ -604,9 +606,16 @@ def _ctc_loss(op: type, args: tuple, levels: tuple) -> Any:
 
 # --- the table: op -> its batching rule -------------------------------------------------------------------------
 
+def matrices(op: type, args: tuple, levels: tuple) -> Any:
+    """An op on the last two dims of each tensor argument, which takes any batch in front (torch.linalg's): every
+    tensor argument gets the batch dims in front, expanded to the batch sizes, and the op runs as it is."""
+    aligned = [align(a, levels, expand=True) if _is_tensor(a) else a for a in args]
+    return _out(op.apply(*aligned), levels)
+
+
 def declared(kind: str | tuple) -> Rule:
-    """The rule an op's class line declares (`batching="pointwise"`, `batching=("along", 1)`)."""
-    return pointwise if kind == "pointwise" else along(*kind[1:])
+    """The rule an op's class line declares (`batching="pointwise"`, `"matrices"`, `batching=("along", 1)`)."""
+    return pointwise if kind == "pointwise" else matrices if kind == "matrices" else along(*kind[1:])
 
 
 # every op that declares its kind in its class line (teachgrad/core/function.py's DECLARED) ...

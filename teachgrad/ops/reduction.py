@@ -169,7 +169,8 @@ class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result"))
     """The p-norm (sum |a|^p)^(1/p), of all elements or along `dim`; for p = inf the largest |a|, for -inf the
     smallest.
 
-    d/da = a |a|^(p-2) / norm^(p-1): a / norm for p = 2, sign(a) for p = 1; 0 where the norm is 0. For p = inf
+    d/da = a |a|^(p-2) / norm^(p-1): a / norm for p = 2, sign(a) for p = 1; 0 where the norm is 0, and for p < 2
+    0 at an element that is 0 (written sign(a) |a|^(p-1), as torch's branches, so no 0 · inf). For p = inf
     and -inf, torch spreads the gradient evenly over the elements whose |a| is the norm (ties share it, and a nan
     counts as one), each times sign(a).
     """
@@ -198,6 +199,10 @@ class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result"))
             hits = _norm_hits(a.data, norm.data)
             count = hits.sum(_reduced(ctx.dims, a.dim()), keepdim=True)
             return a.sign() * (grad / count * hits), None, None, None
+        if p < 1:   # (torch's branch: no division by the norm, which may be 0)
+            return _signed_power(a, p) * (grad * norm.pow(1 - p)), None, None, None
+        if p < 2:
+            return _signed_power(a, p) * (grad / norm.pow(p - 1)).where(~zero, 0.0), None, None, None
         return a * a.abs().pow(p - 2) * (grad / norm.pow(p - 1)).where(~zero, 0.0), None, None, None
 
     @staticmethod
@@ -218,7 +223,14 @@ class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result"))
             return summed(a.sgn() * ta * hits) / summed(hits)
         if p == 2:
             return (summed(a * ta) / result).where(result != 0, 0.0)
+        if p < 2:
+            return (summed(_signed_power(a, p) * ta) / result.pow(p - 1)).where(result != 0, 0.0)
         return (summed(a.abs().pow(p - 2) * a * ta) / result.pow(p - 1)).where(result != 0, 0.0)
+
+
+def _signed_power(a, p):
+    """sign(a) |a|^(p-1), 0 where a is 0: a |a|^(p-2) written so that p < 2 makes no 0 · inf at a zero element."""
+    return (a.sign() * a.abs().pow(p - 1)).where(a.data != 0, 0.0)
 
 
 def _reduced(dims, ndim):
