@@ -15,6 +15,12 @@ def numbers_or_none(a, b):
     return None if isinstance(a, torch.Tensor) else a, None if isinstance(b, torch.Tensor) else b
 
 
+def conj(x):
+    """The complex conjugate of an operand: a tensor's `conj()` (a real tensor is itself), a Python number's
+    `conjugate()` (a real number is itself)."""
+    return x.conjugate() if isinstance(x, (int, float, complex)) else x.conj()
+
+
 def unbroadcast(grad, shape):
     """Sum `grad` over the dimensions broadcasting added or stretched, so it has `shape`.
 
