@@ -19,6 +19,7 @@ from torch import float as float  # noqa: A001  (torch's name for float32)
 from torch import Generator, cuda, default_generator, get_rng_state, initial_seed, seed, set_rng_state
 # ... and more of torch's own where no gradient flows: dtypes and layouts, constants, settings, files (a Variable
 # is saved and loaded by torch's rules, see Variable.__reduce_ex__)
+from torch import cdouble, complex128
 from torch import (backends, cfloat, channels_last, complex64, contiguous_format, e, finfo, get_default_dtype,
                    get_default_device, get_num_threads, half, iinfo, inf, int8, int16, load, nan, pi, preserve_format, save,
                    set_default_device, set_default_dtype, set_num_threads, set_printoptions, short, strided, uint8,
@@ -52,6 +53,7 @@ from .api.op_families import (addbmm, addmm, addmv, addr, atleast_1d, atleast_2d
                               select, split_with_sizes, take_along_dim, tensor_split, unbind, vsplit, vstack)
 from .api.op_families import outer as ger
 from .api.torch_functions import unflatten
+from .api.torch_functions import complex, conj, conj_physical, imag, polar, real, view_as_complex, view_as_real
 from .api.declared import FUNCTIONS as _DECLARED_FUNCTIONS
 from .api.sampling import multinomial, normal
 from .features.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
@@ -67,6 +69,7 @@ from .nn.rnn import gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn
 from .rules.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                               set_grad_enabled)
 from . import func   # torch.func's transforms, on teachgrad's engine
+from . import fft    # torch.fft's transforms
 
 # the ops whose class line declares torch's names, under those names: tg.tan, tg.hypot, ... (teachgrad/api/declared.py)
 globals().update(_DECLARED_FUNCTIONS)
