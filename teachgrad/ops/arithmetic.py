@@ -209,7 +209,7 @@ class Reciprocal(Function, node="ReciprocalBackward0", saves=("result",), batchi
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return -grad * (result * result).conj()   # in torch's order, so its bits
+        return -grad * conj(result * result)   # in torch's order, so its bits
 
     @staticmethod
     def jvp(ctx, ta):

@@ -3,7 +3,7 @@ complex input (torch's convention, teachgrad/ops/complex.py; a real tensor's con
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import numbers_or_none, times, total
+from ..rules.broadcast import conj, numbers_or_none, times, total
 from . import aten
 from .activation_more import ThresholdBackward
 
@@ -20,7 +20,7 @@ class Exp(Function, node="ExpBackward0", saves=("result",), batching="pointwise"
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return grad * result.conj()
+        return grad * conj(result)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -38,7 +38,7 @@ class Log(Function, node="LogBackward0", saves=("self",), batching="pointwise"):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad / a.conj()
+        return grad / conj(a)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -58,7 +58,7 @@ class Sqrt(Function, node="SqrtBackward0", saves=("result",), batching="pointwis
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return grad / (2 * result.conj())
+        return grad / (2 * conj(result))
 
     @staticmethod
     def jvp(ctx, ta):
@@ -76,7 +76,7 @@ class Sin(Function, node="SinBackward0", saves=("self",), batching="pointwise"):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad * a.cos().conj()
+        return grad * conj(a.cos())
 
     @staticmethod
     def jvp(ctx, ta):
@@ -95,7 +95,7 @@ class Cos(Function, node="CosBackward0", saves=("self",), batching="pointwise"):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad * -a.sin().conj()
+        return grad * -conj(a.sin())
 
     @staticmethod
     def jvp(ctx, ta):
@@ -122,7 +122,7 @@ class Tanh(Function, node="TanhBackward0", saves=("result",), batching="pointwis
         result, = ctx.saved_tensors
         if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):   # plain: torch's kernel, its bits
             return _tanh_backward(grad, result)
-        return grad * (1 - result * result).conj()
+        return grad * conj(1 - result * result)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -144,7 +144,7 @@ class Sigmoid(Function, node="SigmoidBackward0", saves=("result",), batching="po
         result, = ctx.saved_tensors
         if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):   # plain: torch's kernel, its bits
             return _sigmoid_backward(grad, result)
-        return grad * result.conj() * (1 - result).conj()
+        return grad * conj(result) * conj(1 - result)
 
     @staticmethod
     def jvp(ctx, ta):

@@ -16,7 +16,7 @@ import math
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import numbers_or_none, times, total
+from ..rules.broadcast import conj, numbers_or_none, times, total
 
 
 class _Unary(Function, saves=("self", "result")):
@@ -31,7 +31,7 @@ class _Unary(Function, saves=("self", "result")):
     @classmethod
     def backward(cls, ctx, grad):
         a, result = ctx.saved_tensors
-        return grad * cls.derivative(a, result).conj()
+        return grad * conj(cls.derivative(a, result))
 
     @classmethod
     def jvp(cls, ctx, ta):

@@ -12,7 +12,7 @@ import math
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import total
+from ..rules.broadcast import conj, total
 
 
 class Pow(Function, node="PowBackward0", saves=("self",), batching="pointwise"):
@@ -30,7 +30,7 @@ class Pow(Function, node="PowBackward0", saves=("self",), batching="pointwise"):
         n = ctx.exponent
         if n == 0:
             return a.new_zeros(a.shape), None   # zeros, as torch: even where the gradient is inf
-        return grad * (n * a.pow(n - 1)).conj(), None   # in torch's order, so its bits
+        return grad * conj(n * a.pow(n - 1)), None   # in torch's order, so its bits
 
     @staticmethod
     def jvp(ctx, ta, _exponent):
@@ -57,10 +57,10 @@ class PowTensor(Function, node="PowBackward1", saves=("self", "exponent", "resul
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
             # b == 0 gives 0 (a ** -1 would be inf at a == 0)
-            grad_a = (grad * (b * a ** (b - 1)).conj()).where(b != 0, 0.0)
+            grad_a = (grad * conj(b * a ** (b - 1))).where(b != 0, 0.0)
         if ctx.needs_input_grad[1]:
             # where a == 0 and b >= 0 the derivative is 0, not 0 * log(0) = nan
-            grad_b = grad * (result * a.log()).conj().where(~((a == 0) & (b.real >= 0)), 0.0)
+            grad_b = grad * conj(result * a.log()).where(~((a == 0) & (b.real >= 0)), 0.0)
         return grad_a, grad_b
 
     @staticmethod

@@ -3,6 +3,7 @@ conjugated for a complex input as there)."""
 import math
 
 from ..core.function import Function
+from ..rules.broadcast import conj
 
 
 class Log10(Function, node="Log10Backward0", saves=("self",), batching="pointwise", function="log10", method="log10"):
@@ -16,7 +17,7 @@ class Log10(Function, node="Log10Backward0", saves=("self",), batching="pointwis
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad / (a.conj() * math.log(10.0))
+        return grad / (conj(a) * math.log(10.0))
 
     @staticmethod
     def jvp(ctx, ta):
@@ -34,7 +35,7 @@ class Log2(Function, node="Log2Backward0", saves=("self",), batching="pointwise"
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad / (a.conj() * math.log(2.0))
+        return grad / (conj(a) * math.log(2.0))
 
     @staticmethod
     def jvp(ctx, ta):
@@ -52,7 +53,7 @@ class Log1p(Function, node="Log1PBackward0", saves=("self",), batching="pointwis
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad / (a + 1).conj()
+        return grad / conj(a + 1)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -71,7 +72,7 @@ class Expm1(Function, node="Expm1Backward0", saves=("result",), batching="pointw
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return grad * (result.conj() + 1)
+        return grad * (conj(result) + 1)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -90,7 +91,7 @@ class Rsqrt(Function, node="RsqrtBackward0", saves=("result",), batching="pointw
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return -0.5 * grad * result.pow(3).conj()
+        return -0.5 * grad * conj(result.pow(3))
 
     @staticmethod
     def jvp(ctx, ta):
