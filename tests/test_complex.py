@@ -119,6 +119,19 @@ OPS = [
     ("bmm", lambda lib, a, b: a @ b, ZB, WM.expand(2, 3, 2)), ("batch_matrix", lambda lib, a, b: a @ b, ZB, WM),
     ("mH", lambda lib, a: a.mH @ a, ZM), ("addmm", lambda lib, c, a, b: lib.addmm(c, a, b), ZM[:, :2], ZM, WM),
     ("real_matrix_complex_vector", lambda lib, m, z: m.t()[:4, :3].to(C) @ z[:3], XM, Z),
+    ("prod", lambda lib, z: z.prod(), Z), ("prod_dim", lambda lib, z: lib.prod(z, 1), ZM),
+    ("cumprod", lambda lib, z: lib.cumprod(z, 1), ZM), ("cumsum", lambda lib, z: lib.cumsum(z * z, 0), ZM),
+    ("addcmul", lambda lib, z, w: lib.addcmul(z, z, w, value=0.5), Z, W),
+    ("addcdiv", lambda lib, z, w: lib.addcdiv(z, z, w), Z, W), ("logsumexp", lambda lib, z: lib.logsumexp(z, 1), ZM),
+    ("sinc", lambda lib, z: lib.sinc(z), Z), ("pow_number_base", lambda lib, z: 2 ** z, Z),
+    ("einsum", lambda lib, a, b: lib.einsum("ij,jk->ik", a, b), ZM, WM),
+    ("linear", lambda lib, a, b: lib.nn.functional.linear(a, b.t()), ZM, WM),
+    ("cat_stack", lambda lib, z, w: lib.cat([z, w]) * lib.stack([w, z]).flatten(), Z, W),
+    ("where", lambda lib, z, w: lib.where(torch.tensor([True, False, True, False]), z, w).exp(), Z, W),
+    ("gather", lambda lib, z: lib.gather(z, 1, torch.tensor([[0], [2]])) * z, ZM),
+    ("lerp", lambda lib, z, w: lib.lerp(z, w, 0.3), Z, W), ("square", lambda lib, z: lib.square(z), Z),
+    ("var", lambda lib, z: z.var(), Z),
+    ("flip_roll", lambda lib, z: lib.roll(lib.flip(z, (0,)), 1) * z, Z),
 ]
 
 
@@ -127,6 +140,17 @@ def test_op_against_torch(case):
     name, fn, *data = case
     second = name not in ("sgn",)   # (sgn's second derivative: torch's and ours agree in value, tested apart)
     assert_complex_twins(fn, *data, second=second)
+
+
+def test_norm_of_complex_tensors_backward_as_torch_and_its_forward_mode_refused():
+    z = _leaf(tg, Z)
+    g, = tg.autograd.grad(z.norm(), z)
+    zt = _leaf(torch, Z)
+    torch.testing.assert_close(_plain(g), torch.autograd.grad(zt.norm(), zt)[0])
+    with tg.autograd.forward_ad.dual_level():
+        dual = tg.autograd.forward_ad.make_dual(_leaf(tg, Z).detach(), torch.ones(4, dtype=C))
+        with pytest.raises(NotImplementedError, match="does not take complex tensors"):
+            dual.norm()
 
 
 def test_sgn_second_derivative_where_torch_has_one():

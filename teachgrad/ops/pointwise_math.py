@@ -134,7 +134,7 @@ class Sinc(Function, node="SincBackward0", saves=("self",), batching="pointwise"
 
     @staticmethod
     def jvp(ctx, ta):
-        return sinc_derivative(ta, ctx._primals[0])
+        return conj(sinc_derivative(conj(ta), ctx._primals[0]))   # (tangent * slope: backward's, unconjugated)
 
 
 def sinc_derivative(grad, a):
@@ -151,7 +151,7 @@ def sinc_derivative(grad, a):
     pi_a_squared = a * a * math.pi
     sin_pi_a = pi_a.sin()
     slope = (pi_a * pi_a.cos() - sin_pi_a) / pi_a_squared
-    return (grad * slope).masked_fill(pi_a_squared == 0, 0.0)
+    return (grad * conj(slope)).masked_fill(pi_a_squared == 0, 0.0)
 
 
 # --- exponentials, logarithms, the gamma family, the error function ---
@@ -507,7 +507,7 @@ class Addcmul(Function, node="AddcmulBackward0", saves=("tensor1", "tensor2"), b
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
-        return grad, grad * (t2 * ctx.value), grad * (t1 * ctx.value), None
+        return grad, grad * conj(t2 * ctx.value), grad * conj(t1 * ctx.value), None
 
     @staticmethod
     def jvp(ctx, ta, t1t, t2t, _value):
@@ -535,7 +535,7 @@ class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2"), b
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
         value = ctx.value
-        return grad, grad * (_filled(value, t2) / t2), -grad * (value * t1 / (t2 * t2)), None
+        return grad, grad * conj(_filled(value, t2) / t2), -grad * conj(value * t1 / (t2 * t2)), None
 
     @staticmethod
     def jvp(ctx, ta, t1t, t2t, _value):

@@ -87,8 +87,8 @@ class PowScalarBase(Function, node="PowBackward2", saves=("exponent", "result"),
     def backward(ctx, grad):
         b, result = ctx.saved_tensors
         if ctx.base == 0:   # 0 ** b is flat (0) for b > 0 and 1 at b == 0: derivative 0, not 0 * -inf
-            return None, grad * (result * ctx.log_base).where(~(b >= 0), 0.0)   # (NaN stays NaN, as torch's)
-        return None, grad * (result * ctx.log_base)
+            return None, grad * conj(result * ctx.log_base).where(~(b.real >= 0), 0.0)   # (NaN stays, as torch's)
+        return None, grad * conj(result * ctx.log_base)
 
     @staticmethod
     def jvp(ctx, _number, tb):
