@@ -19,6 +19,7 @@ from torch import float as float  # noqa: A001  (torch's name for float32)
 from torch import Generator, cuda, default_generator, get_rng_state, initial_seed, seed, set_rng_state
 # ... and more of torch's own where no gradient flows: dtypes and layouts, constants, settings, files (a Variable
 # is saved and loaded by torch's rules, see Variable.__reduce_ex__)
+from torch import cdouble, complex128
 from torch import (backends, cfloat, channels_last, complex64, contiguous_format, e, finfo, get_default_dtype,
                    get_default_device, get_num_threads, half, iinfo, inf, int8, int16, load, nan, pi, preserve_format, save,
                    set_default_device, set_default_dtype, set_num_threads, set_printoptions, short, strided, uint8,
@@ -66,6 +67,7 @@ from .api.linalg import (cholesky_inverse, geqrf, cholesky_legacy as cholesky, c
                          lu_unpack, ormqr, pinverse, qr_legacy as qr, slogdet_legacy as slogdet,
                          svd_legacy as svd, triangular_solve)
 from .api.linalg import matrix_power
+from . import fft    # torch.fft's transforms
 
 # the ops whose class line declares torch's names, under those names: tg.tan, tg.hypot, ... (teachgrad/api/declared.py)
 globals().update(_DECLARED_FUNCTIONS)

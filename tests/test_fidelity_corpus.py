@@ -494,21 +494,23 @@ def test_requires_grad_on_a_non_leaf():
 # --- complex tensors: refused, with a clear message -----------------------------------------------
 
 @pytest.mark.parametrize("how", ["factory", "setter", "method", "op_output"])
-def test_complex_tensors_are_refused_clearly(how):
-    def make():
+def test_complex_tensors_require_grad_as_torchs_do(how):
+    """Complex tensors are differentiated with torch's convention (tests/test_complex.py): each way of making one
+    that requires grad gives what torch gives."""
+    def make(lib):
         if how == "factory":
-            return tg.tensor([1 + 2j], requires_grad=True)
-        if how == "setter":
-            x = tg.tensor([1 + 2j])
+            x = lib.tensor([1 + 2j], requires_grad=True)
+        elif how == "setter":
+            x = lib.tensor([1 + 2j])
             x.requires_grad = True
-            return x
-        if how == "method":
-            return tg.tensor([1 + 2j]).requires_grad_()
-        return tg.tensor([1.], requires_grad=True) * 1j
+        elif how == "method":
+            x = lib.tensor([1 + 2j]).requires_grad_()
+        else:
+            x = lib.tensor([1.], requires_grad=True) * 1j
+        return x.requires_grad, x.dtype, None if x.grad_fn is None else x.grad_fn.name(), x.tolist()
 
-    with pytest.raises(RuntimeError, match="teachgrad does not differentiate complex tensors"):
-        make()
-    assert not tg.tensor([1 + 2j]).requires_grad   # complex values without grad still work
+    assert make(tg) == make(torch)
+    assert not tg.tensor([1 + 2j]).requires_grad   # complex values without grad work as before
     assert (tg.tensor([1 + 2j]) * 2).tolist() == [2 + 4j]
 
 

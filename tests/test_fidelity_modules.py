@@ -38,8 +38,8 @@ def test_the_layers_are_the_folders():
     assert {"core", "rules", "features", "ops", "api", "autograd", "nn", "utils", "exercises"} <= folders | {"exercises"}
     assert {p.stem for p in (PACKAGE / "core").glob("*.py")} == {"__init__", "variable", "function", "node", "engine"}
     top_level = {path.stem for path in PACKAGE.glob("*.py")}
-    assert top_level <= {"__init__", "check", "exercises", "func", "functorch", "optim", "short_errors", "special", "linalg", "fft",
-                         "tensor_types", "viz"}
+    assert top_level <= {"__init__", "check", "exercises", "fft", "func", "functorch", "linalg", "optim", "short_errors",
+                         "special", "tensor_types", "viz"}
 
 
 def test_the_tests_a_docstring_names_exist():

@@ -16,7 +16,6 @@ import torch
 
 from .. import ops
 from ..rules import grad_mode, variable_class
-from ..rules.variable_refusals import COMPLEX_MESSAGE
 from .torch_functions import cat
 
 if TYPE_CHECKING:   # names the hints use, never imported at run time
@@ -354,18 +353,19 @@ def eigvalsh(A: TensorLike, UPLO: str = "L") -> Variable:
 
 
 def _complex_results(name: str, A: TensorLike, torchs: Callable[..., Any]) -> Any:
-    """eig and eigvals give complex numbers: torch's values where no gradient is asked for, else refused."""
+    """eig and eigvals give complex numbers: torch's values where no gradient is asked for, else refused (teachgrad
+    has complex gradients, but not yet linalg_eig_backward's formula)."""
     A = _variable(A)
     if A.requires_grad and grad_mode.is_grad_enabled():
-        raise RuntimeError(f"linalg.{name}: its results are complex, and {COMPLEX_MESSAGE}. For a symmetric matrix "
-                           "use linalg.eigh, whose results are real")
+        raise RuntimeError(f"linalg.{name}: teachgrad does not differentiate eig and eigvals yet (torch's "
+                           "linalg_eig_backward). For a symmetric matrix use linalg.eigh, whose results are real")
     result = torchs(A.data)
     Variable = variable_class.Variable
     return type(result)(Variable(r) for r in result) if isinstance(result, tuple) else Variable(result)
 
 
 def eig(A: TensorLike) -> torch.return_types.linalg_eig:
-    """(eigenvalues, eigenvectors), complex: teachgrad does not differentiate them (see _complex_results)."""
+    """(eigenvalues, eigenvectors), complex: teachgrad does not differentiate them yet (see _complex_results)."""
     return _complex_results("eig", A, torch.linalg.eig)
 
 

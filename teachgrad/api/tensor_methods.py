@@ -376,6 +376,59 @@ class TensorMethods:
     def sign(self) -> Variable:
         return ops.Sign.apply(self)
 
+    # --- complex numbers (teachgrad/ops/complex.py) ---
+
+    def conj(self) -> Variable:
+        """The complex conjugate, a view; a real tensor's conj is the tensor itself (as torch's: no node)."""
+        return ops.Conj.apply(self) if self.data.is_complex() else self
+
+    def resolve_conj(self) -> Variable:
+        """self, or, when its conj bit is set, its conjugate written out (CloneBackward0)."""
+        return ops.ResolveConj.apply(self) if self.data.is_conj() else self
+
+    def conj_physical(self) -> Variable:
+        return ops.ConjPhysical.apply(self) if self.data.is_complex() else ops.Clone.apply(self)
+
+    @property
+    def real(self) -> Variable:
+        """The real part, a view: view_as_real's first column (torch records ViewAsReal, then Select); a real
+        tensor's real part is the tensor itself."""
+        if not self.data.is_complex():
+            return self
+        return ops.ViewAsReal.apply(self.resolve_conj()).select(-1, 0)   # (a conj view's: of a copy)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        self.real.copy_(value)
+
+    @property
+    def imag(self) -> Variable:
+        """The imaginary part, a view: view_as_real's second column."""
+        if not self.data.is_complex():
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        return ops.ViewAsReal.apply(self.resolve_conj()).select(-1, 1)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        self.imag.copy_(value)
+
+    @property
+    def mH(self) -> Variable:
+        """The conjugate transpose of the last two dimensions (a real matrix's mT)."""
+        return self.transpose(-2, -1).conj()
+
+    @property
+    def H(self) -> Variable:
+        """The conjugate transpose of a matrix."""
+        if self.dim() not in (0, 2):   # (torch's message; a 0-D one is deprecated, with torch's warning)
+            more = " For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+                               + more)
+        return self.mH if self.dim() == 2 else self.conj()
+
+    def adjoint(self) -> Variable:
+        return self.mH
+
     def clamp(self, min: Number | TensorLike | None = None, max: Number | TensorLike | None = None) -> Variable:
         """Limit to [min, max]; the bounds are numbers, or tensors (which may require grad)."""
         if min is None and max is None:
@@ -505,23 +558,6 @@ class TensorMethods:
     @property
     def mT(self) -> Variable:
         return self.transpose(-2, -1)
-
-    @property
-    def mH(self) -> Variable:
-        """The conjugate transpose of the last two dims: the transpose, for real numbers (TransposeBackward0)."""
-        return self.transpose(-2, -1)
-
-    def adjoint(self) -> Variable:
-        return self.transpose(-2, -1)
-
-    @property
-    def H(self) -> Variable:
-        """The conjugate transpose of a matrix (torch refuses any other rank, with this message)."""
-        if self.dim() != 2:
-            more = " For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
-            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
-                               + more)
-        return self.transpose(0, 1)
 
     def transpose(self, dim0: int, dim1: int) -> Variable:
         return ops.Transpose.apply(self, dim0, dim1)

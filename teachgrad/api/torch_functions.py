@@ -153,6 +153,42 @@ def min(x: TensorLike, dim: int | TensorLike | None = None, keepdim: bool = Fals
     return _variable(x).min(dim, keepdim, keepdims=keepdims)
 
 
+def real(x: TensorLike) -> Variable:
+    return _variable(x).real
+
+
+def imag(x: TensorLike) -> Variable:
+    return _variable(x).imag
+
+
+def conj(x: TensorLike) -> Variable:
+    return _variable(x).conj()
+
+
+def conj_physical(x: TensorLike) -> Variable:
+    return _variable(x).conj_physical()
+
+
+def view_as_real(x: TensorLike) -> Variable:
+    """A complex tensor as real pairs (a last dimension of 2), a view."""
+    return ops.ViewAsReal.apply(_variable(x))
+
+
+def view_as_complex(x: TensorLike) -> Variable:
+    """Real pairs (a last dimension of 2) as a complex tensor, a view."""
+    return ops.ViewAsComplex.apply(_variable(x))
+
+
+def polar(abs: TensorLike, angle: TensorLike) -> Variable:
+    """abs * e^{i angle}."""
+    return ops.Polar.apply(_variable(abs), _variable(angle))
+
+
+def complex(real: TensorLike, imag: TensorLike) -> Variable:
+    """real + i imag."""
+    return ops.Complex.apply(_variable(real), _variable(imag))
+
+
 def t(x: TensorLike) -> Variable:
     return _variable(x).t()
 

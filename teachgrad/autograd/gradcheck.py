@@ -3,6 +3,11 @@
 
     tg.autograd.gradcheck(f, (x,))       # True, or GradcheckError naming the entries that differ
     tg.autograd.gradgradcheck(f, (x,))   # the same for second derivatives
+
+Complex inputs and outputs are checked as torch checks them: each complex input z = x + iy is perturbed along
+x and along y, each complex output seen as its real and imaginary parts, so every check is one of real numbers.
+The gradient torch's convention gives z is dL/dx + i dL/dy (teachgrad/ops/complex.py): its real part is checked
+against the finite differences along x, its imaginary part against those along y.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from ..rules import grad_mode
 from ..core.function import Function
 from ..core.variable import Variable
 from .. import func as tg_func
+from .. import ops
 
 if TYPE_CHECKING:   # names the hints use (never evaluated at run time)
     Number: TypeAlias = int | float | bool           # a Python number, as torch.types.Number
@@ -124,6 +130,7 @@ def gradcheck(func: Callable[..., Any], inputs: TensorLike | Sequence[Any], *, e
     _check_options(check_forward_ad, check_backward_ad, check_batched_grad, check_batched_forward_grad, masked)
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     _check_inputs(inputs)
+    func, inputs, legend = _in_real_numbers(func, inputs)
     try:
         if check_backward_ad:
             _check_backward(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, fast_mode)
@@ -135,11 +142,44 @@ def gradcheck(func: Callable[..., Any], inputs: TensorLike | Sequence[Any], *, e
             _check_forward(func, inputs, eps, atol, rtol)
             if check_batched_forward_grad:
                 _check_batched(func, inputs, atol, rtol, reverse=False)
-    except GradcheckError:
+    except GradcheckError as error:
         if raise_exception:
+            if legend:
+                raise GradcheckError(f"{error}\n(complex numbers checked as real pairs, as torch's gradcheck does: "
+                                     f"{legend})") from None
             raise
         return False
     return True
+
+
+def _in_real_numbers(func, inputs):
+    """func and its inputs with every complex number split in two real ones, as torch's gradcheck splits them:
+    each complex input that requires grad becomes two real leaves (its real and imaginary parts, joined again by
+    `complex` inside), each complex output its real and imaginary parts. Without complex numbers, as they are."""
+    split = [_requires_grad(x) and x.is_complex() for x in inputs]
+    complex_outputs = [isinstance(o, Variable) and o.is_complex() for o in _outputs(func, inputs)]
+    if not any(split) and not any(complex_outputs):
+        return func, inputs, ""
+    legend = "; ".join([f"inputs {i + sum(split[:i])}, {i + sum(split[:i]) + 1} are the real and imaginary parts "
+                        f"of complex input {i}" for i, s in enumerate(split) if s] +
+                       [f"outputs {k + sum(complex_outputs[:k])}, {k + sum(complex_outputs[:k]) + 1} those of complex "
+                        f"output {k}" for k, c in enumerate(complex_outputs) if c])
+    real_inputs = []
+    for x, is_split in zip(inputs, split):
+        if is_split:
+            real_inputs += [Variable(x.data.real.clone(), requires_grad=True),
+                            Variable(x.data.imag.clone(), requires_grad=True)]
+        else:
+            real_inputs.append(x)
+
+    def in_real_numbers(*args):
+        parts = iter(args)
+        joined = [ops.Complex.apply(next(parts), next(parts)) if is_split else next(parts) for is_split in split]
+        outputs = []
+        for out in _outputs(func, joined):
+            outputs += [out.real, out.imag] if isinstance(out, Variable) and out.is_complex() else [out]
+        return tuple(outputs)
+    return in_real_numbers, tuple(real_inputs), legend
 
 
 def _check_options(check_forward_ad, check_backward_ad, check_batched_grad, check_batched_forward_grad, masked):
@@ -159,7 +199,7 @@ def _check_inputs(inputs):
     for i, x in enumerate(inputs):
         if not _requires_grad(x):
             continue
-        if x.dtype != torch.float64:
+        if x.dtype not in (torch.float64, torch.complex128):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating point "
                           "or complex. ", stacklevel=3)
@@ -416,7 +456,10 @@ def gradgradcheck(func: Callable[..., Any], inputs: TensorLike | Sequence[Any],
 
 
 def _random_like(data, non_contiguous):
-    """Uniform in [-1, 1), as torch's default grad_outputs; laid out with gaps when asked for non-contiguous."""
+    """Uniform in [-1, 1), as torch's default grad_outputs (both parts of a complex one); laid out with gaps when
+    asked for non-contiguous."""
+    if data.is_complex():
+        return torch.view_as_complex(_random_like(torch.view_as_real(data), False).contiguous())
     if not non_contiguous or data.numel() < 2:
         return torch.empty_like(data).uniform_(-1, 1)
     wide = torch.empty(*data.shape[:-1], data.shape[-1] * 2 if data.dim() else 2, dtype=data.dtype, device=data.device)

@@ -7,12 +7,12 @@ Every op class of them is here under its own name (`ops.Mul`, `ops.Tan`): read f
 op is written once, in its module, with what the rest of the package needs declared in its class line.
 """
 from ..core.function import Function as _Function
-from . import (activation, activation_more, arithmetic, attention, einsum, indexing, layers, layout, linalg,
-               linalg_decompositions, losses, padding_pooling, pointwise, pointwise_math, power, products, reduction,
-               rnn, sampling_layers, scan, selection, shape, special, statistics, unary, writes)
+from . import (activation, activation_more, arithmetic, attention, complex, einsum, fft, indexing, layers, layout,
+               linalg, linalg_decompositions, losses, padding_pooling, pointwise, pointwise_math, power, products,
+               reduction, rnn, sampling_layers, scan, selection, shape, special, statistics, unary, writes)
 FAMILIES = (arithmetic, power, linalg, linalg_decompositions, pointwise, reduction, shape, writes, activation, einsum,
             indexing, layers, layout, scan, losses, statistics, unary, attention, pointwise_math, selection, products,
-            activation_more, padding_pooling, rnn, special, sampling_layers)
+            activation_more, padding_pooling, rnn, special, sampling_layers, complex, fft)
 
 for _family in FAMILIES:   # every public op class, under its name
     for _name, _op in vars(_family).items():

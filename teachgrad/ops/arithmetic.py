@@ -6,7 +6,7 @@ output's shape; the engine sums it back to the input's shape, as torch's engine 
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import numbers_or_none, times, total
+from ..rules.broadcast import conj, numbers_or_none, times, total
 
 
 class Add(Function, node="AddBackward0", numbers_are_inputs=True, batching="pointwise"):
@@ -79,7 +79,8 @@ class RsubTensor(Function, node="RsubBackward0", numbers_are_inputs=True, batchi
 # pack_order: torch packs other before self (its saved inputs by name, then outputs)
 class Mul(Function, node="MulBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0),
           batching="pointwise"):
-    """a * b: each input's gradient is the gradient times the other input."""
+    """a * b: each input's gradient is the gradient times the other input, conjugated (for complex tensors:
+    torch's convention, teachgrad/ops/complex.py; a real tensor's conj is itself)."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -94,8 +95,8 @@ class Mul(Function, node="MulBackward0", saves=("self", "other"), numbers_are_in
         a, b = ctx.saved_tensors
         a = a if ctx.numbers[0] is None else ctx.numbers[0]
         b = b if ctx.numbers[1] is None else ctx.numbers[1]
-        grad_a = grad * b if ctx.needs_input_grad[0] else None
-        grad_b = grad * a if ctx.needs_input_grad[1] else None
+        grad_a = grad * conj(b) if ctx.needs_input_grad[0] else None
+        grad_b = grad * conj(a) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
     @staticmethod
@@ -107,7 +108,7 @@ class Mul(Function, node="MulBackward0", saves=("self", "other"), numbers_are_in
 # pack_order: torch packs other before self (its saved inputs by name, then outputs)
 class Div(Function, node="DivBackward0", saves=("self", "other"), numbers_are_inputs=True, pack_order=(1, 0),
           batching="pointwise"):
-    """a / b: d/da = 1/b, d/db = -a/b²."""
+    """a / b: d/da = 1/b, d/db = -a/b², conjugated for complex tensors."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -121,8 +122,8 @@ class Div(Function, node="DivBackward0", saves=("self", "other"), numbers_are_in
         a, b = ctx.saved_tensors
         a = a if ctx.numbers[0] is None else ctx.numbers[0]
         b = b if ctx.numbers[1] is None else ctx.numbers[1]
-        grad_a = grad / b if ctx.needs_input_grad[0] else None
-        grad_b = -grad * (_true_div(a, b) / b) if ctx.needs_input_grad[1] else None   # in torch's order, so its bits
+        grad_a = grad / conj(b) if ctx.needs_input_grad[0] else None
+        grad_b = -grad * conj(_true_div(a, b) / b) if ctx.needs_input_grad[1] else None   # torch's order: its bits
         return grad_a, grad_b
 
     @staticmethod
@@ -197,7 +198,7 @@ class Neg(Function, node="NegBackward0", batching="pointwise", linear=True):
 
 
 class Reciprocal(Function, node="ReciprocalBackward0", saves=("result",), batching="pointwise", function="reciprocal"):
-    """1 / a: d/da = -1/a² = -result²."""
+    """1 / a: d/da = -1/a² = -result² (conjugated for a complex a)."""
 
     @staticmethod
     def forward(ctx, a):
@@ -208,7 +209,7 @@ class Reciprocal(Function, node="ReciprocalBackward0", saves=("result",), batchi
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return -grad * (result * result)   # in torch's order, so its bits
+        return -grad * conj(result * result)   # in torch's order, so its bits
 
     @staticmethod
     def jvp(ctx, ta):

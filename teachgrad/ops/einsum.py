@@ -27,8 +27,8 @@ class Bmm(Function, node="BmmBackward0", saves=("mat2", "self")):
     @staticmethod
     def backward(ctx, grad):
         b, a = ctx.saved_tensors
-        grad_a = grad.bmm(b.transpose(1, 2)) if ctx.needs_input_grad[0] else None
-        grad_b = a.transpose(1, 2).bmm(grad) if ctx.needs_input_grad[1] else None
+        grad_a = grad.bmm(b.mH) if ctx.needs_input_grad[0] else None   # (mH: the conjugate transpose)
+        grad_b = a.mH.bmm(grad) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
     @staticmethod

@@ -15,6 +15,7 @@ from ..core import engine
 from ..core.function import Function, sequence_nrs
 from ..rules import grad_mode, tangents, variable_class, views
 from ..rules.views import _forward_steps, check_rebase, replay
+from .complex import METADATA_VIEWS
 
 
 def write_in_place(variable, out_of_place, in_place, other=None):
@@ -120,7 +121,18 @@ def regenerate_grad_fn(view):
     if view._grad_fn is None and not base.requires_grad:
         return
     check_rebase(view, indirect=True)
-    node = _node(AsStrided, (base._edge(),), (True,), (_meta(base.data),))
-    node.chain, node.steps = info.chain, _forward_steps(info.chain, base.data)[1]
+    chain = info.chain
+    replayed = [k for k, (cls, _) in enumerate(chain) if cls in METADATA_VIEWS]
+    if replayed:   # a view no stride can make from its base (another dtype, a conj bit): torch replays the view
+        k = replayed[-1] + 1   # ops up to the last such one, with their own nodes, and as_strided after it
+        source, chain = replay(chain[:k], base), chain[k:]
+        info.version = view.data._version
+        if not chain:
+            view._set_history(source._grad_fn, source._output_nr)
+            return
+    else:
+        source = base
+    node = _node(AsStrided, (source._edge(),), (True,), (_meta(source.data),))
+    node.chain, node.steps = chain, _forward_steps(chain, source.data)[1]
     info.version = view.data._version
     view._set_history(node, 0)

@@ -1,4 +1,5 @@
-"""Matrix products. For C = A @ B:  dA = dC @ Bᵀ  and  dB = Aᵀ @ dC.
+"""Matrix products. For C = A @ B:  dA = dC @ Bᴴ  and  dB = Aᴴ @ dC, with ᴴ the conjugate transpose (`mH`): for
+real matrices the transpose, for complex ones conjugated too (torch's convention, teachgrad/ops/complex.py).
 
 `matmul` is not one node in torch: it is the chain of views, copies and mm/mv/bmm that aten's matmul
 decomposes into, and so it is here (guarded by tests/test_composite_nodes.py).
@@ -25,13 +26,13 @@ def _column_major_inputs(ctx, a, b, first=0):
 
 
 def _mm_grad_a(grad, b, column_major):
-    """dA = dC @ Bᵀ, computed as (B @ dCᵀ)ᵀ when A is column-major, so dA is laid out as A (torch's mm_mat1_backward)."""
-    return b.mm(grad.t()).t() if column_major else grad.mm(b.t())
+    """dA = dC @ Bᴴ, computed as (B̄ @ dCᵀ)ᵀ when A is column-major, so dA is laid out as A (torch's mm_mat1_backward)."""
+    return b.conj().mm(grad.t()).t() if column_major else grad.mm(b.mH)
 
 
 def _mm_grad_b(grad, a, column_major):
-    """dB = Aᵀ @ dC, computed as (dCᵀ @ A)ᵀ when B is column-major (torch's mm_mat2_backward)."""
-    return grad.t().mm(a).t() if column_major else a.t().mm(grad)
+    """dB = Aᴴ @ dC, computed as (dCᵀ @ Ā)ᵀ when B is column-major (torch's mm_mat2_backward)."""
+    return grad.t().mm(a.conj()).t() if column_major else a.mH.mm(grad)
 
 
 # pack_order: torch packs mat2 before self (its saved inputs by name, then outputs)
@@ -69,8 +70,8 @@ class Mv(Function, node="MvBackward0", saves=("self", "vec")):
     @staticmethod
     def backward(ctx, grad):
         a, v = ctx.saved_tensors
-        grad_a = grad.unsqueeze(1) * v.unsqueeze(0) if ctx.needs_input_grad[0] else None
-        grad_v = a.t().mv(grad) if ctx.needs_input_grad[1] else None
+        grad_a = grad.unsqueeze(1) * v.conj().unsqueeze(0) if ctx.needs_input_grad[0] else None
+        grad_v = a.mH.mv(grad) if ctx.needs_input_grad[1] else None
         return grad_a, grad_v
 
     @staticmethod
@@ -91,7 +92,7 @@ class Dot(Function, node="DotBackward0", saves=("self", "tensor")):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs_a, needs_b = ctx.needs_input_grad
-        return grad * b if needs_a else None, grad * a if needs_b else None
+        return grad * b.conj() if needs_a else None, grad * a.conj() if needs_b else None
 
     @staticmethod
     def jvp(ctx, ta, tb):

@@ -1,8 +1,9 @@
-"""Element-wise functions: each gradient is the incoming gradient times the local derivative."""
+"""Element-wise functions: each gradient is the incoming gradient times the local derivative, conjugated for a
+complex input (torch's convention, teachgrad/ops/complex.py; a real tensor's conj is itself)."""
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import numbers_or_none, times, total
+from ..rules.broadcast import conj, numbers_or_none, times, total
 from . import aten
 from .activation_more import ThresholdBackward
 
@@ -19,7 +20,7 @@ class Exp(Function, node="ExpBackward0", saves=("result",), batching="pointwise"
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return grad * result
+        return grad * conj(result)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -37,7 +38,7 @@ class Log(Function, node="LogBackward0", saves=("self",), batching="pointwise"):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad / a
+        return grad / conj(a)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -57,7 +58,7 @@ class Sqrt(Function, node="SqrtBackward0", saves=("result",), batching="pointwis
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return grad / (2 * result)
+        return grad / (2 * conj(result))
 
     @staticmethod
     def jvp(ctx, ta):
@@ -75,7 +76,7 @@ class Sin(Function, node="SinBackward0", saves=("self",), batching="pointwise"):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad * a.cos()
+        return grad * conj(a.cos())
 
     @staticmethod
     def jvp(ctx, ta):
@@ -94,7 +95,7 @@ class Cos(Function, node="CosBackward0", saves=("self",), batching="pointwise"):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad * -a.sin()
+        return grad * -conj(a.sin())
 
     @staticmethod
     def jvp(ctx, ta):
@@ -121,7 +122,7 @@ class Tanh(Function, node="TanhBackward0", saves=("result",), batching="pointwis
         result, = ctx.saved_tensors
         if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):   # plain: torch's kernel, its bits
             return _tanh_backward(grad, result)
-        return grad * (1 - result * result)
+        return grad * conj(1 - result * result)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -143,7 +144,7 @@ class Sigmoid(Function, node="SigmoidBackward0", saves=("result",), batching="po
         result, = ctx.saved_tensors
         if isinstance(grad, torch.Tensor) and isinstance(result, torch.Tensor):   # plain: torch's kernel, its bits
             return _sigmoid_backward(grad, result)
-        return grad * result * (1 - result)
+        return grad * conj(result) * conj(1 - result)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -201,7 +202,8 @@ class Sign(Function, node="SignBackward0", batching="pointwise", function="sign"
 
 
 class Abs(Function, node="AbsBackward0", saves=("self",), batching="pointwise"):
-    """|a|: d/da = sign(a) (0 at 0, as in torch)."""
+    """|a|: d/da = sgn(a): sign(a) for a real a (0 at 0, as in torch), z / |z| for a complex z (the direction
+    in which |z| grows fastest)."""
 
     @staticmethod
     def forward(ctx, a):
@@ -211,12 +213,13 @@ class Abs(Function, node="AbsBackward0", saves=("self",), batching="pointwise"):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad * a.sign()
+        return grad * a.sgn()
 
     @staticmethod
     def jvp(ctx, ta):
         a, = ctx._primals
-        return ta * a.sign()
+        tangent = ta.conj() * a.sgn()
+        return tangent.real if tangent.is_complex() else tangent   # |z| is real: it moves by Re(conj(dz) sgn(z))
 
 
 class Clamp(Function, node="ClampBackward1", saves=("self",), batching="pointwise"):

@@ -4,7 +4,8 @@ torch's tools/autograd/derivatives.yaml; each op's node is torch's.
 
 Most of them are `grad * f'(a)`: a class names its function and its derivative `f'(a, result)` (written with
 methods tensors and Variables share, so a second derivative is recorded too), and `_Unary` gives backward
-(`grad * f'`) and jvp (`tangent * f'`) from it, side by side. The rounding functions are flat: their gradient
+(`grad * conj(f')`: conjugated for a complex input, teachgrad/ops/complex.py) and jvp (`tangent * f'`) from it,
+side by side. The rounding functions are flat: their gradient
 is zero.
 
 Guarded by tests/test_op_families.py (each op against torch: values, node names, gradients, second derivatives,
@@ -15,11 +16,11 @@ import math
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import numbers_or_none, times, total
+from ..rules.broadcast import conj, numbers_or_none, times, total
 
 
 class _Unary(Function, saves=("self", "result")):
-    """f(a) element by element: backward is grad * f'(a), jvp is tangent * f'(a)."""
+    """f(a) element by element: backward is grad * conj(f'(a)), jvp is tangent * f'(a)."""
 
     @classmethod
     def forward(cls, ctx, a):
@@ -30,7 +31,7 @@ class _Unary(Function, saves=("self", "result")):
     @classmethod
     def backward(cls, ctx, grad):
         a, result = ctx.saved_tensors
-        return grad * cls.derivative(a, result)
+        return grad * conj(cls.derivative(a, result))
 
     @classmethod
     def jvp(cls, ctx, ta):
@@ -84,9 +85,11 @@ class Asinh(_Unary, node="AsinhBackward0", batching="pointwise",
 
 class Acosh(_Unary, node="AcoshBackward0", batching="pointwise",
             function=("acosh", "arccosh"), method=("acosh", "arccosh"), in_place_derivative=False):
-    """acosh(a): d/da = 1 / sqrt(a² - 1)."""
+    """acosh(a): d/da = 1 / sqrt(a² - 1), written 1 / (sqrt(a + 1) sqrt(a - 1)) for a complex a (the square
+    root's branch: sqrt(xy) = sqrt(x) sqrt(y) holds only for real positive x, y)."""
     function = staticmethod(torch.acosh)
-    derivative = staticmethod(lambda a, result: (a * a - 1).rsqrt())
+    derivative = staticmethod(lambda a, result: (a + 1).rsqrt() * (a - 1).rsqrt() if a.is_complex()
+                              else (a * a - 1).rsqrt())
 
 
 class Atanh(_Unary, node="AtanhBackward0", batching="pointwise",
@@ -97,15 +100,23 @@ class Atanh(_Unary, node="AtanhBackward0", batching="pointwise",
 
 
 class Deg2rad(_Unary, node="Deg2RadBackward0", batching="pointwise", function="deg2rad", method="deg2rad"):
-    """a * pi / 180."""
+    """a * pi / 180 (real only, as torch's): its derivative is a number."""
     function = staticmethod(torch.deg2rad)
     derivative = staticmethod(lambda a, result: math.pi / 180)
 
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * (math.pi / 180)
+
 
 class Rad2deg(_Unary, node="Rad2DegBackward0", batching="pointwise", function="rad2deg", method="rad2deg"):
-    """a * 180 / pi."""
+    """a * 180 / pi (real only, as torch's): its derivative is a number."""
     function = staticmethod(torch.rad2deg)
     derivative = staticmethod(lambda a, result: 180 / math.pi)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * (180 / math.pi)
 
 
 class Sinc(Function, node="SincBackward0", saves=("self",), batching="pointwise", function="sinc", method="sinc",
@@ -124,7 +135,7 @@ class Sinc(Function, node="SincBackward0", saves=("self",), batching="pointwise"
 
     @staticmethod
     def jvp(ctx, ta):
-        return sinc_derivative(ta, ctx._primals[0])
+        return conj(sinc_derivative(conj(ta), ctx._primals[0]))   # (tangent * slope: backward's, unconjugated)
 
 
 def sinc_derivative(grad, a):
@@ -141,7 +152,7 @@ def sinc_derivative(grad, a):
     pi_a_squared = a * a * math.pi
     sin_pi_a = pi_a.sin()
     slope = (pi_a * pi_a.cos() - sin_pi_a) / pi_a_squared
-    return (grad * slope).masked_fill(pi_a_squared == 0, 0.0)
+    return (grad * conj(slope)).masked_fill(pi_a_squared == 0, 0.0)
 
 
 # --- exponentials, logarithms, the gamma family, the error function ---
@@ -295,11 +306,6 @@ class Round(_Flat, node="RoundBackward0", batching="pointwise"):
 class RoundDecimals(_Flat, node="RoundBackward1", batching="pointwise"):
     """round(a, decimals=n): torch records another node than round(a)."""
     function = staticmethod(lambda a, decimals: torch.round(a, decimals=decimals))
-
-
-class Sgn(_Flat, node="SgnBackward0", batching="pointwise", function="sgn", method="sgn"):
-    """sgn(a): sign(a) for real tensors (a / |a| for complex ones)."""
-    function = staticmethod(torch.sgn)
 
 
 # --- functions of two tensors (either may be a Python number, which gets no gradient) ---
@@ -505,7 +511,7 @@ class Addcmul(Function, node="AddcmulBackward0", saves=("tensor1", "tensor2"), b
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
-        return grad, grad * (t2 * ctx.value), grad * (t1 * ctx.value), None
+        return grad, grad * conj(t2 * ctx.value), grad * conj(t1 * ctx.value), None
 
     @staticmethod
     def jvp(ctx, ta, t1t, t2t, _value):
@@ -533,7 +539,7 @@ class Addcdiv(Function, node="AddcdivBackward0", saves=("tensor1", "tensor2"), b
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
         value = ctx.value
-        return grad, grad * (_filled(value, t2) / t2), -grad * (value * t1 / (t2 * t2)), None
+        return grad, grad * conj(_filled(value, t2) / t2), -grad * conj(value * t1 / (t2 * t2)), None
 
     @staticmethod
     def jvp(ctx, ta, t1t, t2t, _value):

@@ -12,7 +12,7 @@ import math
 import torch
 
 from ..core.function import Function
-from ..rules.broadcast import total
+from ..rules.broadcast import conj, total
 
 
 class Pow(Function, node="PowBackward0", saves=("self",), batching="pointwise"):
@@ -30,7 +30,7 @@ class Pow(Function, node="PowBackward0", saves=("self",), batching="pointwise"):
         n = ctx.exponent
         if n == 0:
             return a.new_zeros(a.shape), None   # zeros, as torch: even where the gradient is inf
-        return grad * (n * a.pow(n - 1)), None   # in torch's order, so its bits
+        return grad * conj(n * a.pow(n - 1)), None   # in torch's order, so its bits
 
     @staticmethod
     def jvp(ctx, ta, _exponent):
@@ -43,7 +43,7 @@ class Pow(Function, node="PowBackward0", saves=("self",), batching="pointwise"):
 # pack_order: torch packs exponent, self, result (its saved inputs by name, then outputs)
 class PowTensor(Function, node="PowBackward1", saves=("self", "exponent", "result"), pack_order=(1, 0, 2),
                 batching="pointwise"):
-    """a ** b for tensors: d/da = b * a**(b-1), d/db = a**b * log(a)."""
+    """a ** b for tensors: d/da = b * a**(b-1), d/db = a**b * log(a) (conjugated in backward, for complex)."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -57,10 +57,10 @@ class PowTensor(Function, node="PowBackward1", saves=("self", "exponent", "resul
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
             # b == 0 gives 0 (a ** -1 would be inf at a == 0)
-            grad_a = (grad * (b * a ** (b - 1))).where(b != 0, 0.0)
+            grad_a = (grad * conj(b * a ** (b - 1))).where(b != 0, 0.0)
         if ctx.needs_input_grad[1]:
             # where a == 0 and b >= 0 the derivative is 0, not 0 * log(0) = nan
-            grad_b = grad * (result * a.log()).where(~((a == 0) & (b >= 0)), 0.0)
+            grad_b = grad * conj(result * a.log()).where(~((a == 0) & (b.real >= 0)), 0.0)
         return grad_a, grad_b
 
     @staticmethod
@@ -68,7 +68,7 @@ class PowTensor(Function, node="PowBackward1", saves=("self", "exponent", "resul
         a, b = ctx._primals
         # as in backward: b == 0 gives 0 in a; where a == 0 and b >= 0 the derivative in b is 0, not 0 * log(0)
         d_a = (b * a ** (b - 1)).where(b != 0, 0.0)
-        d_b = (ctx._result * a.log()).where(~((a == 0) & (b >= 0)), 0.0)
+        d_b = (ctx._result * a.log()).where(~((a == 0) & (b.real >= 0)), 0.0)
         return total(ta * d_a, tb * d_b)
 
 
@@ -87,8 +87,8 @@ class PowScalarBase(Function, node="PowBackward2", saves=("exponent", "result"),
     def backward(ctx, grad):
         b, result = ctx.saved_tensors
         if ctx.base == 0:   # 0 ** b is flat (0) for b > 0 and 1 at b == 0: derivative 0, not 0 * -inf
-            return None, grad * (result * ctx.log_base).where(~(b >= 0), 0.0)   # (NaN stays NaN, as torch's)
-        return None, grad * (result * ctx.log_base)
+            return None, grad * conj(result * ctx.log_base).where(~(b.real >= 0), 0.0)   # (NaN stays, as torch's)
+        return None, grad * conj(result * ctx.log_base)
 
     @staticmethod
     def jvp(ctx, _number, tb):

@@ -42,44 +42,45 @@ class AddmmScaled(_AddProduct, node="AddmmBackward0", saves=("mat1", "mat2")):
     """beta * input + alpha * (mat1 @ mat2)."""
     kernel = staticmethod(torch.addmm)
     product = staticmethod(lambda a, b: a.mm(b))
-    grad_a = staticmethod(lambda grad, a, b: grad.mm(b.t()))
-    grad_b = staticmethod(lambda grad, a, b: a.t().mm(grad))
+    grad_a = staticmethod(lambda grad, a, b: grad.mm(b.mH))
+    grad_b = staticmethod(lambda grad, a, b: a.mH.mm(grad))
 
 
 class Addmv(_AddProduct, node="AddmvBackward0", saves=("mat", "vec")):
     """beta * input + alpha * (mat @ vec)."""
     kernel = staticmethod(torch.addmv)
     product = staticmethod(lambda a, b: a.mv(b))
-    grad_a = staticmethod(lambda grad, a, b: grad.unsqueeze(1) * b)
-    grad_b = staticmethod(lambda grad, a, b: a.t().mv(grad))
+    grad_a = staticmethod(lambda grad, a, b: grad.unsqueeze(1) * b.conj())
+    grad_b = staticmethod(lambda grad, a, b: a.mH.mv(grad))
 
 
 class Addr(_AddProduct, node="AddrBackward0", saves=("vec1", "vec2")):
     """beta * input + alpha * outer(vec1, vec2)."""
     kernel = staticmethod(torch.addr)
     product = staticmethod(lambda a, b: a.unsqueeze(1) * b)
-    grad_a = staticmethod(lambda grad, a, b: grad.mv(b))
-    grad_b = staticmethod(lambda grad, a, b: grad.t().mv(a))
+    grad_a = staticmethod(lambda grad, a, b: grad.mv(b.conj()))
+    grad_b = staticmethod(lambda grad, a, b: grad.t().mv(a.conj()))
 
 
 class Baddbmm(_AddProduct, node="BaddbmmBackward0", saves=("batch1", "batch2")):
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
     kernel = staticmethod(torch.baddbmm)
     product = staticmethod(lambda a, b: a.bmm(b))
-    grad_a = staticmethod(lambda grad, a, b: grad.bmm(b.transpose(1, 2)))
-    grad_b = staticmethod(lambda grad, a, b: a.transpose(1, 2).bmm(grad))
+    grad_a = staticmethod(lambda grad, a, b: grad.bmm(b.mH))
+    grad_b = staticmethod(lambda grad, a, b: a.mH.bmm(grad))
 
 
 class Addbmm(_AddProduct, node="AddbmmBackward0", saves=("batch1", "batch2")):
     """beta * input + alpha * (the sum over the batch of batch1 @ batch2)."""
     kernel = staticmethod(torch.addbmm)
     product = staticmethod(lambda a, b: a.bmm(b).sum(0))
-    grad_a = staticmethod(lambda grad, a, b: grad.unsqueeze(0).expand(a.shape[0], *grad.shape).bmm(b.transpose(1, 2)))
-    grad_b = staticmethod(lambda grad, a, b: a.transpose(1, 2).bmm(grad.unsqueeze(0).expand(a.shape[0], *grad.shape)))
+    grad_a = staticmethod(lambda grad, a, b: grad.unsqueeze(0).expand(a.shape[0], *grad.shape).bmm(b.mH))
+    grad_b = staticmethod(lambda grad, a, b: a.mH.bmm(grad.unsqueeze(0).expand(a.shape[0], *grad.shape)))
 
 
 class Vdot(Function, node="VdotBackward0", saves=("self", "other"), function="vdot", method="vdot"):
-    """The dot product of two vectors (conjugating the first, for complex ones): d/da = grad * b, d/db = grad * a."""
+    """The dot product of two vectors, conjugating the first (sum of conj(a) b): d/da = conj(grad) b, d/db = grad a
+    (torch's formulas: a enters conjugated, so its gradient is the conjugate of a holomorphic one's)."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -89,12 +90,12 @@ class Vdot(Function, node="VdotBackward0", saves=("self", "other"), function="vd
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return grad * b, grad * a
+        return grad.conj() * b, grad * a
 
     @staticmethod
     def jvp(ctx, ta, tb):
         a, b = ctx._primals
-        return total(None if ta is None else (ta * b).sum(), None if tb is None else (a * tb).sum())
+        return total(None if ta is None else (ta.conj() * b).sum(), None if tb is None else (a.conj() * tb).sum())
 
 
 class Trace(Function, node="TraceBackward0", function="trace", method="trace", out_variant=False):

@@ -210,6 +210,9 @@ class Norm(Function, node="LinalgVectorNormBackward0", saves=("self", "result"))
         """The tangent of the norm (torch's linalg_vector_norm jvp): sum(a |a|^(p-2) ta) / norm^(p-1), 0 where
         the norm is 0; sum(sign(a) ta) for p = 1; for inf and -inf, the mean of sign(a) ta over the hits."""
         a, p, result = ctx._primals[0], ctx.p, ctx._result
+        if a.is_complex():
+            raise NotImplementedError("teachgrad's forward mode (jvp) of norm does not take complex tensors; its "
+                                      "backward does (torch's convention)")
         dims, keepdim = ctx.dims, ctx.keepdim
         norm = _restore_dims(result, dims, a.dim(), keepdim) if dims is not None else result
         def summed(x):

@@ -8,6 +8,7 @@ logcumsumexp, in log space) and its jvp.
 import torch
 
 from ..core.function import Function
+from ..rules.broadcast import conj
 from .shape import Cat
 
 
@@ -59,6 +60,7 @@ class Cumprod(Function, node="CumprodBackward0", saves=("self", "result"), batch
     @staticmethod
     def backward(ctx, grad):
         a, result = ctx.saved_tensors
+        a, result = conj(a), conj(result)   # (a complex input's: torch's convention; a real one is itself)
         dim = ctx.dim
         if a.numel() <= 1 or a.shape[dim] == 1:
             return grad, None, None

@@ -8,6 +8,7 @@ Guarded by tests/test_op_families.py (each op against torch) and tests/test_op_d
 import torch
 
 from ..core.function import Function
+from ..rules.broadcast import conj
 from .reduction import _Extreme, _ExtremeDim, _restore_dims
 from .statistics import var_backward
 
@@ -131,7 +132,7 @@ class Prod(Function, node="ProdBackward0", saves=("self", "result")):
     @staticmethod
     def backward(ctx, grad):
         a, _ = ctx.saved_tensors
-        return prod_backward(grad.expand(a.shape), a, None)
+        return prod_backward(grad.expand(a.shape), conj(a), None)   # (conj: a complex a's, torch's convention)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -155,7 +156,7 @@ class ProdDim(Function, node="ProdBackward1", saves=("self", "result"), batching
         if a.dim() == 0:
             return grad, None, None
         grad = _restore_dims(grad, (ctx.dim,), a.dim(), ctx.keepdim).expand(a.shape)
-        return prod_backward(grad, a, ctx.dim), None, None
+        return prod_backward(grad, conj(a), ctx.dim), None, None
 
     @staticmethod
     def jvp(ctx, ta, *_):

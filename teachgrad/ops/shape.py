@@ -217,6 +217,8 @@ class ToCopy(Function, node="ToCopyBackward0", batching="pointwise"):
 
     @staticmethod
     def backward(ctx, grad):
+        if grad.dtype.is_complex and not ctx.dtype.is_complex:   # a real tensor made complex: the real part
+            grad = grad.real
         return grad.to(device=ctx.device, dtype=ctx.dtype), None, None
 
     @staticmethod

@@ -9,6 +9,7 @@ import math
 import torch
 
 from ..core.function import Function
+from ..rules.broadcast import conj
 from .reduction import _restore_dims
 
 
@@ -44,8 +45,11 @@ def var_backward(grad, a, dims, correction, keepdim):
 
 
 def _var_tangent(ta, a, dims, correction, keepdim):
-    """The tangent of var: var_backward with the tangent as grad, summed over the reduced dims."""
-    per_element = var_backward(ta, a, dims, correction, True)
+    """The tangent of var: var_backward with the tangent as grad, summed over the reduced dims. For a complex a,
+    var = mean |a - mean|² is real: its tangent is Re(conj(gradient) tangent), so a enters conjugated."""
+    per_element = var_backward(ta, conj(a), dims, correction, True)
+    if per_element.is_complex():
+        per_element = per_element.real
     return per_element.sum() if dims is None else per_element.sum(dims, keepdim=keepdim)
 
 
@@ -105,7 +109,7 @@ class Logsumexp(Function, node="LogsumexpBackward0", saves=("self", "result"), b
         a, result = ctx.saved_tensors
         grad = _restore_dims(grad, ctx.dims, a.dim(), ctx.keepdim)
         result = _restore_dims(result, ctx.dims, a.dim(), ctx.keepdim)
-        return grad * (a - result).exp(), None, None
+        return grad * conj((a - result).exp()), None, None
 
     @staticmethod
     def jvp(ctx, ta, *_):

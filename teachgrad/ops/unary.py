@@ -1,7 +1,9 @@
-"""More element-wise functions: log10, log2, log1p, expm1 (formulas from torch's derivatives.yaml)."""
+"""More element-wise functions: log10, log2, log1p, expm1 (formulas from torch's derivatives.yaml, the derivative
+conjugated for a complex input as there)."""
 import math
 
 from ..core.function import Function
+from ..rules.broadcast import conj
 
 
 class Log10(Function, node="Log10Backward0", saves=("self",), batching="pointwise", function="log10", method="log10"):
@@ -15,7 +17,7 @@ class Log10(Function, node="Log10Backward0", saves=("self",), batching="pointwis
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad / (a * math.log(10.0))
+        return grad / (conj(a) * math.log(10.0))
 
     @staticmethod
     def jvp(ctx, ta):
@@ -33,7 +35,7 @@ class Log2(Function, node="Log2Backward0", saves=("self",), batching="pointwise"
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad / (a * math.log(2.0))
+        return grad / (conj(a) * math.log(2.0))
 
     @staticmethod
     def jvp(ctx, ta):
@@ -52,7 +54,7 @@ class Log1p(Function, node="Log1PBackward0", saves=("self",), batching="pointwis
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad / (a + 1)
+        return grad / conj(a + 1)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -72,7 +74,7 @@ class Expm1(Function, node="Expm1Backward0", saves=("result",), batching="pointw
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return grad * (result + 1)
+        return grad * (conj(result) + 1)
 
     @staticmethod
     def jvp(ctx, ta):
@@ -91,7 +93,7 @@ class Rsqrt(Function, node="RsqrtBackward0", saves=("result",), batching="pointw
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return -0.5 * grad * result.pow(3)
+        return -0.5 * grad * conj(result.pow(3))
 
     @staticmethod
     def jvp(ctx, ta):

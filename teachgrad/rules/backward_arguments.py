@@ -75,6 +75,11 @@ def make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
                     f"Mismatch in shape: grad_output[{i}] has a shape of {data.shape} and output[{i}] "
                     f"has a shape of {out.shape}."
                 )
+            if data.dtype.is_complex != out.dtype.is_complex:
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have the same dtype. Mismatch "
+                    f"in dtype: grad_output[{i}] has a dtype of {data.dtype} and output[{i}] has a dtype of "
+                    f"{out.dtype}.")
             data = fit_dtype(data, out.dtype)
             data = fit_device(data, out.device, lambda message: message, i)
             if isinstance(g, Variable) and data is g.data:

@@ -104,7 +104,7 @@ class SavedTensor:
     def _output(self, data, node):
         """A saved output as a Variable: made by `node`, unless the node gave it no history (an integer output,
         or one forward marked non-differentiable, as max(dim)'s indices), as torch unpacks it."""
-        if not data.is_floating_point() or any(t is data for t in node._non_differentiable):
+        if not (data.is_floating_point() or data.is_complex()) or any(t is data for t in node._non_differentiable):
             return variable_class.Variable._make(data)
         return variable_class.Variable._make(data, node, self.output_nr)
 

@@ -116,7 +116,7 @@ def propagate(cls, ctx, args, raw, result, propagate_recorded=None):
     outputs = result if isinstance(result, tuple) else (result,)
     out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
     for output, tangent in zip(outputs, out_tangents):
-        if tangent is None or not isinstance(output, Variable) or not output.dtype.is_floating_point:
+        if tangent is None or not isinstance(output, Variable) or not _differentiable(output.dtype):
             continue
         tangent = tangent.data if isinstance(tangent, Variable) else tangent
         if tangent.shape != output.shape:
@@ -207,7 +207,7 @@ def _set_recorded_tangents(ctx, outputs, out_tangents):
     Variable = variable_class.Variable
     out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
     for output, tangent in zip(outputs, out_tangents):
-        if tangent is None or not isinstance(output, Variable) or not output.dtype.is_floating_point:
+        if tangent is None or not isinstance(output, Variable) or not _differentiable(output.dtype):
             continue
         if not isinstance(tangent, Variable):
             tangent = Variable._make(tangent)
@@ -335,3 +335,8 @@ def _tangent_variable(variable):
         shown = variable_class.Variable._make(torch.zeros_like(variable.data) if data is None else data)
         set_tangent(variable, shown.data, shown)
     return shown
+
+
+def _differentiable(dtype: torch.dtype) -> bool:
+    """Whether an output of this dtype carries a tangent: a floating-point or complex one."""
+    return dtype.is_floating_point or dtype.is_complex

@@ -2,6 +2,12 @@
 (validate_outputs in torch/csrc/autograd/engine.cpp): cast to the input's dtype, summed back to its shape when
 it is a broadcast of it, a scalar moved to the input's device; anything else refused with torch's message.
 
+A complex input may get a real gradient (cast to complex: its imaginary part is 0). A real input that met a
+complex one (`x * z`) gets, from a built-in op's formula, a complex gradient: its real part is the gradient, as
+torch's formulas say with `handle_r_to_c` (a real input moves only along the real axis, so only the real part of
+the conjugate Wirtinger derivative counts). It is taken here, once, for every op; a user's Function that returns
+a complex gradient for a real input is refused, as torch refuses it.
+
 This is why ops like `Add` return the output's gradient as it is: the sum over broadcast dimensions is done
 here, once, for every op.
 
@@ -23,10 +29,24 @@ def fitted(node, k, g, meta):
                                               f"shape compatible with {list(shape)}"))
         g = sum_to(g, shape) if isinstance(g, torch.Tensor) else g.sum_to_size(shape)   # (a Variable: recorded)
     if g.dtype is not dtype:   # (fit_dtype, written out: this runs for every broadcast operand's gradient)
+        if g.dtype.is_complex and not dtype.is_complex:
+            g = real_part(node, g)
         g = g.to(dtype)
     if g.device != device:   # (checked here too, so the message's closure is made only for a gradient it may need)
         g = fit_device(g, device, lambda text: _message(node, text), k)
     return g
+
+
+def real_part(node, g):
+    """A complex gradient for a real input: its real part (torch's handle_r_to_c), from a built-in op only."""
+    if not node._trusted:
+        raise RuntimeError(COMPLEX_FOR_REAL)
+    return g.real.clone() if isinstance(g, torch.Tensor) else g.real   # (a Variable: recorded)
+
+
+COMPLEX_FOR_REAL = ("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be true, "
+                    "but got false.  (Could this error message be improved?  If so, please report an enhancement "
+                    "request to PyTorch.)")
 
 
 def _message(node, text):

@@ -1,7 +1,6 @@
 """What torch refuses on a tensor's autograd attributes, with torch's messages, kept beside teachgrad/core/variable.py.
 
-- `requires_grad` on an integer tensor, on a complex one (this course does not differentiate complex
-  tensors), on one made in inference mode (outside it), or False on a non-leaf; `requires_grad_(1)`
+- `requires_grad` on an integer tensor, on one made in inference mode (outside it), or False on a non-leaf; `requires_grad_(1)`
   and `requires_grad = 1` (a bool, nothing else);
 - `.grad` assigned something that is not a tensor, the Variable itself, or a tensor of another dtype,
   device or size;
@@ -28,20 +27,14 @@ NOT_LEAF = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
 )
-COMPLEX_MESSAGE = (
-    "teachgrad does not differentiate complex tensors (torch does, with conjugate Wirtinger gradients, "
-    "which this course does not cover); keep the real and imaginary parts as two real tensors instead"
-)
 
 
 def check_can_require_grad(data: torch.Tensor, first_word: str = "only") -> None:
-    """Whether a tensor may require grad: a floating-point one (not complex here), not made in inference mode.
+    """Whether a tensor may require grad: a floating-point or complex one, not made in inference mode.
 
     (torch's constructor says "Only Tensors ...", its setter "only Tensors ...".)"""
     if not (data.is_floating_point() or data.is_complex()):
         raise RuntimeError(f"{first_word} Tensors of floating point and complex dtype can require gradients")
-    if data.is_complex():
-        raise RuntimeError(COMPLEX_MESSAGE)
     check_not_inference(data)
 
 
@@ -52,9 +45,7 @@ def check_requires_grad_call(variable: object, requires_grad: object) -> None:
         raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
                         f"{type(requires_grad).__name__}")
     if requires_grad and variable.grad_fn is None:
-        if variable.data.is_complex():
-            raise RuntimeError(COMPLEX_MESSAGE)
-        if not variable.data.is_floating_point():
+        if not (variable.data.is_floating_point() or variable.data.is_complex()):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
 
 

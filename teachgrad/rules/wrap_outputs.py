@@ -3,7 +3,7 @@ case of one floating-point tensor, which `Function.apply` (teachgrad/core/functi
 
 Several outputs give a tuple of Variables, a tensor returned twice the same Variable twice; an integer or
 boolean output, or one that forward marked non-differentiable (`ctx.mark_non_differentiable`), gets no
-history; a complex output is refused (this course does not differentiate complex tensors).
+history; a complex output gets it as a floating-point one does (see tests/test_complex.py).
 
 Guarded by tests/test_function.py (multiple, repeated and non-differentiable outputs), tests/test_engine.py
 and tests/test_ops_vs_torch.py (ops with several outputs: max, sort, topk, ...).
@@ -15,7 +15,6 @@ from typing import Any
 import torch
 
 from . import variable_class
-from .variable_refusals import COMPLEX_MESSAGE
 
 
 def wrap_outputs(ctx: Any, outputs: tuple) -> tuple:
@@ -29,15 +28,13 @@ def wrap_outputs(ctx: Any, outputs: tuple) -> tuple:
 
 def wrap_output(ctx: Any, tensor: Any, output_nr: int) -> Any:
     """One output as a Variable: recorded (ctx its grad_fn) unless nothing is recorded (ctx None), it is not a
-    floating-point tensor, or forward marked it non-differentiable; anything that is not a tensor as it is."""
+    floating-point or complex tensor, or forward marked it non-differentiable; anything that is not a tensor as it is."""
     if not isinstance(tensor, torch.Tensor):
         return tensor
     if ctx is None:   # nothing recorded
         return variable_class.Variable._make(tensor)
     dtype = tensor.dtype
-    if not dtype.is_floating_point:
-        if dtype.is_complex:
-            raise RuntimeError(COMPLEX_MESSAGE)
+    if not (dtype.is_floating_point or dtype.is_complex):
         return variable_class.Variable._make(tensor)
     if ctx._non_differentiable and position(tensor, ctx._non_differentiable) is not None:
         return variable_class.Variable._make(tensor)
