@@ -140,8 +140,8 @@ rfftfreq = _factory(torch.fft.rfftfreq)   # those of rfft's outputs
 
 def __getattr__(name: str):
     if name in ("hfft2", "ihfft2", "hfftn", "ihfftn"):
-        raise NotImplementedError(f"teachgrad does not write torch.fft.{name}; its fft module has "
-                                  f"{', '.join(__all__)}")
+        raise AttributeError(f"module 'teachgrad.fft' has no attribute '{name}': teachgrad does not write "
+                             f"torch.fft.{name}; its fft module has {', '.join(__all__)}")
     raise AttributeError(f"module 'teachgrad.fft' has no attribute '{name}'")
 
 
