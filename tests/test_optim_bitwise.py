@@ -176,3 +176,27 @@ def test_step_hooks_and_the_profiler_range_run_once_a_step(name, torch_made_one_
             opt.step((lambda: (p ** 2).sum()) if name == "LBFGS" else None)
         seen += [event.name for event in prof.function_events if event.name.startswith("Optimizer.step#")]
     assert calls["teachgrad"] == calls["torch"] == ["pre", "post", f"Optimizer.step#{name}.step"]
+
+
+def test_step_hooks_run_once_after_torch_compile_wrapped_torchs_step():
+    """torch.compile wraps some optimizers' steps again (LBFGS's, in dynamo's `disable`), above the hooks torch
+    wraps it in: tg.optim's LBFGS ran its step hooks twice in a process that had compiled anything (in a fresh
+    process, as the wrapping stays for the process's life)."""
+    import subprocess
+    import sys
+    script = """if True:
+        import torch, teachgrad as tg
+        torch.optim.LBFGS([torch.nn.Parameter(torch.ones(1))])       # torch wraps LBFGS.step in its hooks
+        torch.compile(lambda x: x.sin(), backend="aot_eager")(torch.ones(2))   # and dynamo wraps that
+        for lib in (torch, tg):
+            p = torch.nn.Parameter(torch.ones(3))
+            opt = lib.optim.LBFGS([p], lr=0.1)
+            seen = []
+            opt.register_step_pre_hook(lambda o, args, kwargs: seen.append("pre"))
+            opt.register_step_post_hook(lambda o, args, kwargs: seen.append("post"))
+            opt.step(lambda: (p ** 2).sum().backward() or (p ** 2).sum())
+            print(lib.__name__, seen)
+    """
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["torch ['pre', 'post']", "teachgrad ['pre', 'post']"]

@@ -387,7 +387,7 @@ class TensorMethods:
         return ops.ResolveConj.apply(self) if self.data.is_conj() else self
 
     def conj_physical(self) -> Variable:
-        return ops.ConjPhysical.apply(self) if self.data.is_complex() else ops.Clone.apply(self)
+        return ops.ConjPhysical.apply(self) if self.data.is_complex() else self   # (torch's returns a real one itself)
 
     @property
     def real(self) -> Variable:

@@ -68,9 +68,10 @@ def _rank(rank, port, reducer, results):
         dist.all_reduce = watched_all_reduce
         try:
             reducer(params, [list(b) for b in BUCKETS], WORLD)
+            # (type(o), not isinstance: a weakref proxy among the objects, its referent gone, raises on isinstance)
             wrapped = [type(o).__module__ for o in gc.get_objects()
-                       if isinstance(o, (torch.nn.parallel.DistributedDataParallel,
-                                         tg.nn.parallel.DistributedDataParallel))]
+                       if issubclass(type(o), (torch.nn.parallel.DistributedDataParallel,
+                                               tg.nn.parallel.DistributedDataParallel))]
             x, y = _batch()
             share = slice(rank * 4, rank * 4 + 4)
             tg.nn.functional.mse_loss(model(tg.Variable(x[share])), tg.Variable(y[share])).backward()

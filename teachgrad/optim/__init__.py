@@ -14,7 +14,6 @@ through untouched. `param_groups` therefore lists the Variables' data tensors.
 """
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeAlias
 
 import torch
@@ -86,10 +85,8 @@ class _TakesVariables:
             self.state[new] = self.state.pop(old)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        torch_step = super().step
-        if getattr(torch_step, "hooked", False):   # torch has wrapped its class's step in the step hooks and the
-            torch_step = functools.partial(torch_step.__func__.__wrapped__, self)   # profiler range: this class's
-        if closure is None:                        # step is wrapped in them too, and they run once a step
+        torch_step = _without_step_hooks(super().step.__func__).__get__(self)
+        if closure is None:
             return torch_step()
 
         def closure_then_grads():   # (LBFGS calls the closure several times in one step)
@@ -114,6 +111,20 @@ class _TakesVariables:
                     grad.requires_grad_(False)
                 grad.zero_()
 
+
+
+def _without_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    """torch's step, without the step hooks and profiler range torch wraps its class's step in once an optimizer of
+    that class is made (`hooked`): this class's step is wrapped in them too, and they run once a step. The wrappers
+    are read down `__wrapped__`: torch.compile wraps some optimizers' steps again (LBFGS's, in dynamo's `disable`),
+    above the hooked one; what lies below it (the step's no_grad) is kept."""
+    below = step
+    layer = step
+    while layer is not None:
+        if getattr(layer, "hooked", False):
+            below = layer.__wrapped__
+        layer = getattr(layer, "__wrapped__", None)
+    return below
 
 def _hand_over_grads(optimizer, args, kwargs):
     """The step pre-hook: the Variables' gradients, where the optimizer reads them."""
