@@ -1095,7 +1095,9 @@ def _runs_on_variables(function):
         args, kwargs = plain_masks(function, args, kwargs, refuse_grad=False)
         return body(*[as_leaf(a) for a in args], **{name: as_leaf(a) for name, a in kwargs.items()})
     call.__name__ = call.__qualname__ = function.__name__
-    call.__doc__ = function.__doc__
+    call.__doc__ = (f"torch.nn.functional.{function.__name__}: torch's own Python code, run on Variables, so each "
+                    "torch function it calls records teachgrad's op of that name (torch's documentation says what "
+                    "it computes and which arguments it takes).")
     return call
 
 
